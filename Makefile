@@ -1,0 +1,31 @@
+# `make run` and `make test` set up .venv on first use, then run the workflow / the tests.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CORES ?= all
+# CPU machines get the small CPU build of torch; where nvidia-smi exists, the default (CUDA) build.
+# Elsewhere, e.g. a laptop without CUDA: make TORCH_SPEC=torch TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo torch || echo torch==2.13.0)
+TORCH_INDEX ?=
+
+.PHONY: setup run test report dryrun-paper clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml Makefile
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+run: setup
+	$(VENV)/bin/snakemake --cores $(CORES)
+
+test: setup
+	$(VENV)/bin/pytest -q
+
+dryrun-paper: setup
+	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet
+
+clean:
+	rm -rf results/data results/tables results/scratch results/checkpoints .snakemake

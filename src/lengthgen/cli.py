@@ -1,0 +1,25 @@
+"""Command line: `python -m lengthgen provenance FILE` and friends."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .tables import read_provenance
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="lengthgen", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    show = commands.add_parser("provenance", help="print the provenance record of a parquet file")
+    show.add_argument("file")
+    args = parser.parse_args(argv)
+    if args.command == "provenance":
+        try:
+            record = read_provenance(args.file)
+        except (OSError, ValueError) as error:
+            print(f"lengthgen: {error}", file=sys.stderr)
+            return 2
+        print(json.dumps(record, indent=2, sort_keys=True))
+    return 0

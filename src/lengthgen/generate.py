@@ -1,0 +1,199 @@
+"""Seeded, deterministic task data (SPEC section 1).
+
+Inputs are drawn per *generator* (unique/non-unique retrieval/copy), never per task, so every
+task that shares a generator -- in particular each left/right mirror pair -- gets the same
+contexts and queries for a given (encoding, length, seed). Targets are then read off per task.
+
+Symbols are integer indices into an alphabet; an *encoding* turns them into text:
+``tokens`` ("s0 s4 s2", one vocabulary entry per symbol, for models trained from scratch) or
+``chars`` ("AeC", one character per symbol, for pretrained models).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from .tasks import MIN_LENGTH, Task, get_task
+
+CHAR_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+ENCODINGS = ("tokens", "chars")
+# Most symbols a generator may use per encoding (chars: 62 for retrieval, the 52 letters for copying).
+MAX_ALPHABET = {
+    ("chars", "unique_retrieval"): 62, ("chars", "nonunique_retrieval"): 62,
+    ("chars", "unique_copy"): 52, ("chars", "nonunique_copy"): 52,
+}
+
+
+@dataclass(frozen=True)
+class LengthSpec:
+    """A length ("30") or an inclusive range of lengths ("51-100"), as used in paths."""
+
+    low: int
+    high: int
+
+    @classmethod
+    def parse(cls, text: str | int) -> "LengthSpec":
+        parts = str(text).split("-")
+        try:
+            low, high = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (None, None)
+        except ValueError:
+            low = high = None
+        if low is None or low < 1 or high < low:
+            raise ValueError(f"bad length {text!r}: expected N or LOW-HIGH with 1 <= LOW <= HIGH")
+        return cls(low, high)
+
+    def __str__(self) -> str:
+        return str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
+
+
+def min_length(generator: str, settings: dict) -> int:
+    """Shortest context the generator can make under its constraints."""
+    if generator == "nonunique_copy" and settings.get("pool_fraction") is None:
+        return 1  # plain uniform draws (the from-scratch setting) have no repeat guarantee
+    return MIN_LENGTH[generator]
+
+
+def _rng(generator: str, encoding: str, lengths: LengthSpec, seed: int) -> np.random.Generator:
+    key = [seed, zlib.crc32(generator.encode()), zlib.crc32(encoding.encode()), lengths.low, lengths.high]
+    return np.random.default_rng(np.random.SeedSequence(key))
+
+
+def _draw_without(rng: np.random.Generator, alphabet: int, excluded: int, size: int) -> np.ndarray:
+    """Uniform draws with replacement from the alphabet minus one symbol."""
+    draws = rng.integers(0, alphabet - 1, size=size)
+    return draws + (draws >= excluded)
+
+
+def _unique_retrieval(rng, n, settings):
+    alphabet = settings["alphabet_size"]
+    query = int(rng.integers(alphabet))
+    context = _draw_without(rng, alphabet, query, n)
+    position = int(rng.integers(1, n - 1))  # both neighbours inside
+    context[position] = query
+    return context, query, [position]
+
+
+def _nonunique_retrieval(rng, n, settings):
+    alphabet = settings["alphabet_size"]
+    query = int(rng.integers(alphabet))
+    context = _draw_without(rng, alphabet, query, n)
+    interior = n - 2  # positions 1..n-2 have both neighbours
+    most = min(max(2, n // settings["occurrence_divisor"]), (interior + 1) // 2)
+    count = int(rng.integers(2, most + 1))
+    # Uniform non-adjacent subset: choose `count` of `interior - count + 1` slots, then spread them.
+    slots = np.sort(rng.choice(interior - count + 1, size=count, replace=False))
+    positions = slots + np.arange(count) + 1
+    context[positions] = query
+    return context, query, positions.tolist()
+
+
+def _unique_copy(rng, n, settings):
+    return rng.choice(settings["alphabet_size"], size=n, replace=False), -1, []
+
+
+def _nonunique_copy(rng, n, settings):
+    alphabet, fraction = settings["alphabet_size"], settings.get("pool_fraction")
+    if fraction is None:
+        return rng.integers(0, alphabet, size=n), -1, []
+    pool_size = max(1, min(alphabet, round(n * fraction), n // 2))
+    pool = rng.choice(alphabet, size=pool_size, replace=False)
+    sequence = np.concatenate([pool, pool, rng.choice(pool, size=n - 2 * pool_size)])
+    return rng.permutation(sequence), -1, []
+
+
+GENERATORS = {
+    "unique_retrieval": _unique_retrieval,
+    "nonunique_retrieval": _nonunique_retrieval,
+    "unique_copy": _unique_copy,
+    "nonunique_copy": _nonunique_copy,
+}
+
+
+def target_of(task: Task, context: list[int], occurrences: list[int]) -> tuple[list[int], int]:
+    """The task's answer and, for retrieval, the occurrence of q it is read from."""
+    if task.family == "copying":
+        return (list(context) if task.induction else list(reversed(context))), -1
+    position = occurrences[-1] if task.occurrence == "last" else occurrences[0]
+    return [context[position + 1 if task.induction else position - 1]], position
+
+
+def encode(symbols: list[int], encoding: str) -> str:
+    if encoding == "chars":
+        return "".join(CHAR_SYMBOLS[s] for s in symbols)
+    return " ".join(f"s{s}" for s in symbols)
+
+
+def check_settings(task: Task, encoding: str, settings: dict, lengths: LengthSpec) -> None:
+    """Raise ValueError for a setting the generator cannot honour."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; known: {', '.join(ENCODINGS)}")
+    alphabet = settings["alphabet_size"]
+    limit = MAX_ALPHABET.get((encoding, task.generator))
+    if limit is not None and alphabet > limit:
+        raise ValueError(f"{task.generator} alphabet_size {alphabet} exceeds the {limit} symbols of the {encoding} encoding")
+    if alphabet < 2:
+        raise ValueError(f"{task.generator} alphabet_size must be at least 2, got {alphabet}")
+    shortest = min_length(task.generator, settings)
+    if lengths.high < shortest:
+        raise ValueError(f"length {lengths} is too short for task {task.name}: it needs at least {shortest}")
+    if task.generator == "unique_copy" and lengths.high > alphabet:
+        raise ValueError(
+            f"unique copy of length {lengths.high} needs that many distinct symbols; alphabet_size is {alphabet}")
+
+
+def generate_inputs(task: Task, encoding: str, settings: dict, lengths: LengthSpec, count: int, seed: int):
+    """Yield (context, query, occurrences) for `count` examples, shared by all tasks of the generator.
+
+    Ranges start at the generator's shortest valid length when their low end is below it.
+    """
+    check_settings(task, encoding, settings, lengths)
+    rng = _rng(task.generator, encoding, lengths, seed)
+    make = GENERATORS[task.generator]
+    low = max(lengths.low, min_length(task.generator, settings))
+    for _ in range(count):
+        n = int(rng.integers(low, lengths.high + 1))
+        context, query, occurrences = make(rng, n, settings)
+        yield [int(s) for s in context], query, occurrences
+
+
+DATA_SCHEMA = pa.schema([
+    ("task", pa.string()),
+    ("encoding", pa.string()),
+    ("lengths", pa.string()),  # the length spec of the file ("30" or "51-100")
+    ("seed", pa.int32()),
+    ("example", pa.int32()),  # index within the file
+    ("length", pa.int32()),  # n, the context length of this example
+    ("context", pa.list_(pa.int16())),  # symbol indices x_1..x_n
+    ("query", pa.int16()),  # retrieval query symbol; -1 for copying
+    ("occurrences", pa.list_(pa.int32())),  # 0-based positions of the query in the context
+    ("target_position", pa.int32()),  # occurrence the target is read from; -1 for copying
+    ("target", pa.list_(pa.int16())),
+    ("context_text", pa.string()),
+    ("query_text", pa.string()),
+    ("target_text", pa.string()),
+])
+
+
+def make_dataset(task_name: str, encoding: str, settings: dict, lengths: str | LengthSpec,
+                 count: int, seed: int) -> pa.Table:
+    """The examples of one (task, encoding, length, seed) as a table with DATA_SCHEMA."""
+    task = get_task(task_name)
+    spec = lengths if isinstance(lengths, LengthSpec) else LengthSpec.parse(lengths)
+    rows = {name: [] for name in DATA_SCHEMA.names}
+    for index, (context, query, occurrences) in enumerate(
+            generate_inputs(task, encoding, settings, spec, count, seed)):
+        target, target_position = target_of(task, context, occurrences)
+        for name, value in (
+            ("task", task.name), ("encoding", encoding), ("lengths", str(spec)), ("seed", seed),
+            ("example", index), ("length", len(context)), ("context", context), ("query", query),
+            ("occurrences", occurrences), ("target_position", target_position), ("target", target),
+            ("context_text", encode(context, encoding)),
+            ("query_text", encode([query], encoding) if query >= 0 else ""),
+            ("target_text", encode(target, encoding)),
+        ):
+            rows[name].append(value)
+    return pa.Table.from_pydict(rows, schema=DATA_SCHEMA)

@@ -1,0 +1,39 @@
+"""Run the real workflow from tests: in a temporary directory, on a given config."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def snakemake(workdir: Path, config: dict | Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    if isinstance(config, dict):
+        path = workdir / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        config = path
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+         "--configfile", str(config), "--cores", "2", *args],
+        capture_output=True, text=True, timeout=timeout)
+
+
+def planned_jobs(workdir: Path, config) -> list[tuple[str, dict]]:
+    """(rule, wildcards) of every job a dry run would execute."""
+    run = snakemake(workdir, config, "--dry-run")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs, rule = [], None
+    for line in run.stdout.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):", line):
+            rule = match.group(1)
+            jobs.append((rule, {}))
+        elif match := re.match(r"^\s+wildcards: (.*)", line):
+            jobs[-1] = (rule, dict(kv.split("=", 1) for kv in match.group(1).split(", ")))
+    return jobs
+
+
+def smoke_config() -> dict:
+    return yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())

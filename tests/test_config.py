@@ -1,0 +1,72 @@
+"""Config validation: each kind of bad config stops with one message naming the key."""
+
+import copy
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from lengthgen.config import ConfigError, validate_config
+
+SMOKE = yaml.safe_load(open(__import__("conftest").REPO / "configs" / "smoke.yaml"))
+
+
+def with_change(path, value):
+    config = copy.deepcopy(SMOKE)
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+    return config
+
+
+def test_defaults_filled_in():
+    config = validate_config({})
+    assert config["scratch"]["model"]["d_model"] == 256
+    assert config["data"]["chars"]["unique_copy"]["alphabet_size"] == 52
+    assert config["data"]["tokens"]["unique_copy"]["alphabet_size"] == 150
+    assert config["scratch"]["training"]["schedule"] == {"ape": "linear", "rope": "constant", "nope": "constant"}
+
+
+def test_validation_does_not_modify_its_input():
+    config = copy.deepcopy(SMOKE)
+    validate_config(config)
+    assert config == SMOKE
+
+
+@pytest.mark.parametrize("path,value,key,words", [
+    ("scratch.modell", {}, "scratch", "'modell' was unexpected"),
+    ("data.tokens.unique_copy.alphabet_sise", 3, "data.tokens.unique_copy", "'alphabet_sise' was unexpected"),
+    ("scratch.model.layers", "four", "scratch.model.layers", "not of type 'integer'"),
+    ("seeds", [0, "1"], "seeds[1]", "not of type 'integer'"),
+    ("tasks", ["UR", "UM"], "tasks[1]", "'UM' is not one of"),
+    ("tasks", [], "tasks", "should be non-empty"),
+    ("seeds", [], "seeds", "should be non-empty"),
+    ("scratch.test_bins", [], "scratch.test_bins", "should be non-empty"),
+    ("scratch.positional_encodings", ["alibi"], "scratch.positional_encodings[0]", "'alibi' is not one of"),
+    ("scratch.test_bins", ["1-8", "9_12"], "scratch.test_bins[1]", "does not match"),
+    ("data.tokens.unique_copy", {"alphabet_size": 10}, "scratch.test_bins[1]", "needs that many distinct symbols"),
+    ("scratch.test_bins", ["1-8", "12-9"], "scratch.test_bins[1]", "bad length"),
+    ("icl.lengths", {"retrieval": [4], "copying": [6]}, "icl.lengths.retrieval[0]", "too short for task NRLast"),
+    ("icl.lengths", {"retrieval": [8], "copying": [60]}, "icl.lengths.copying[0]", "exceeds|distinct symbols"),
+    ("data.chars.unique_retrieval", {"alphabet_size": 63}, "icl.lengths.retrieval[0]", "exceeds the 62 symbols"),
+])
+def test_bad_config_names_the_key(path, value, key, words):
+    with pytest.raises(ConfigError, match=words) as error:
+        validate_config(with_change(path, value))
+    assert f"config key {key}" in str(error.value)
+
+
+def test_workflow_stops_before_any_job(repo, tmp_path):
+    """A bad config: non-zero exit, the message, and nothing written."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(with_change("data.tokens.unique_copy", {"alphabet_size": 10})))
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(tmp_path),
+         "--configfile", str(bad), "--cores", "1"], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "config key scratch.test_bins[1]" in run.stdout + run.stderr
+    assert "unique copy of length 12 needs that many distinct symbols" in run.stdout + run.stderr
+    assert not (tmp_path / "results").exists()

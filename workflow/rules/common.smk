@@ -1,0 +1,39 @@
+# Config validation and the grid, shared by every stage.
+import sys
+
+from lengthgen.config import ConfigError, validate_config
+from lengthgen.tasks import TASK_NAMES, get_task
+
+try:
+    _validated = validate_config(config)
+except ConfigError as error:
+    sys.exit(f"lengthgen: {error}")
+config.clear()
+config.update(_validated)
+
+RESULTS = "results"
+TABLES = f"{RESULTS}/tables"
+
+
+wildcard_constraints:
+    encoding="tokens|chars",
+    task="|".join(TASK_NAMES),
+    lengths=r"\d+(-\d+)?",
+    seed=r"\d+",
+    pe="ape|rope|nope",
+
+
+def data_path(encoding, task, lengths, seed):
+    return f"{RESULTS}/data/{encoding}/{task}/{lengths}/seed{seed}.parquet"
+
+
+def data_files():
+    """Every evaluation set the configured grid needs."""
+    files = []
+    for task in config["tasks"]:
+        for seed in config["seeds"]:
+            if config["scratch"]["enabled"]:
+                files += [data_path("tokens", task, b, seed) for b in config["scratch"]["test_bins"]]
+            family = get_task(task).family
+            files += [data_path("chars", task, n, seed) for n in config["icl"]["lengths"][family]]
+    return files

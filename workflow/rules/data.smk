@@ -1,0 +1,39 @@
+# Task data, the theory table and the data summary.
+
+
+def data_params(wildcards):
+    """Only the generator settings this file depends on, so other settings never rerun it."""
+    generator = get_task(wildcards.task).generator
+    section = config["data"][wildcards.encoding]
+    return {"examples": section["examples"], "generator": generator, "settings": section[generator]}
+
+
+rule data:
+    output:
+        data_path("{encoding}", "{task}", "{lengths}", "{seed}"),
+    params:
+        section=data_params,
+    script:
+        "../scripts/make_data.py"
+
+
+rule theory_table:
+    output:
+        parquet=f"{TABLES}/theory.parquet",
+        markdown=f"{TABLES}/theory.md",
+    params:
+        section={"tasks": config["tasks"]},
+    script:
+        "../scripts/theory_table.py"
+
+
+rule data_summary:
+    input:
+        data_files(),
+    output:
+        parquet=f"{TABLES}/data_summary.parquet",
+        markdown=f"{TABLES}/data_summary.md",
+    params:
+        section={"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]},
+    script:
+        "../scripts/data_summary.py"
