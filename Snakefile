@@ -16,10 +16,12 @@ if not workflow.overwrite_configfiles:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/scratch.smk"
 
 
 rule all:
     input:
         rules.theory_table.output,
         rules.data_summary.output,
+        scratch_outputs(),
     default_target: True

@@ -36,6 +36,25 @@ def test_outputs_and_provenance(finished):
         assert column in summary.columns
 
 
+def test_scratch_outputs(finished):
+    workdir, config = finished
+    results = workdir / "results"
+    table = pl.read_parquet(results / "tables" / "scratch.parquet")
+    assert table.height == len(config["tasks"]) * len(config["scratch"]["test_bins"])
+    assert set(table.get_column("bin")) == set(config["scratch"]["test_bins"])
+    assert table.get_column("accuracy").is_between(0, 1).all()
+    assert "Theory split on the longest bin (9-12)" in (results / "tables" / "scratch.md").read_text()
+    evals = pl.read_parquet(results / "scratch" / "UF" / "ape" / "seed0" / "eval" / "9-12.parquet")
+    assert evals.height == 20 and {"teacher_forced", "greedy", "greedy_prediction"} <= set(evals.columns)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    model_dir = results / "scratch" / "UF" / "ape" / "seed0" / "model"
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
+    assert model.config.model_type == "gpt2" and model.config.n_positions == 2 * 12 + 3
+    assert tokenizer("s0 s11").input_ids == [5, 16]
+    history = read_provenance(results / "scratch" / "UF" / "ape" / "seed0" / "training.parquet")
+    assert history["config"]["training"]["schedule"] == "linear" and history["steps"] <= 20
+
+
 def test_second_run_does_nothing(finished):
     workdir, config = finished
     assert planned_jobs(workdir, config) == []
@@ -59,6 +78,14 @@ def test_changing_one_generator_setting_reruns_only_its_jobs(finished):
     data_jobs = [w for rule, w in jobs if rule == "data"]
     assert data_jobs and all(w["task"] == "NRLast" and w["encoding"] == "tokens" for w in data_jobs)
     assert all(w.get("task", "NRLast") == "NRLast" for _, w in jobs)
+    assert {rule for rule, _ in jobs} == {"data", "scratch_train", "scratch_eval", "scratch_table", "data_summary", "all"}
+
+
+def test_changing_an_eval_setting_keeps_the_models(finished):
+    workdir, config = finished
+    config = copy.deepcopy(config)
+    config["scratch"]["greedy"] = False
+    assert {rule for rule, _ in planned_jobs(workdir, config)} == {"scratch_eval", "scratch_table", "all"}
 
 
 def test_adding_a_length_adds_only_its_jobs(finished):

@@ -57,8 +57,13 @@ def min_length(generator: str, settings: dict) -> int:
     return MIN_LENGTH[generator]
 
 
-def _rng(generator: str, encoding: str, lengths: LengthSpec, seed: int) -> np.random.Generator:
+def generator_rng(generator: str, encoding: str, lengths: LengthSpec, seed: int,
+                  stream: str | None = None) -> np.random.Generator:
+    """The random stream of one generator; `stream` names further independent streams
+    (training batches, validation sets) that never coincide with the evaluation files'."""
     key = [seed, zlib.crc32(generator.encode()), zlib.crc32(encoding.encode()), lengths.low, lengths.high]
+    if stream is not None:
+        key.append(zlib.crc32(stream.encode()))
     return np.random.default_rng(np.random.SeedSequence(key))
 
 
@@ -145,13 +150,14 @@ def check_settings(task: Task, encoding: str, settings: dict, lengths: LengthSpe
             f"unique copy of length {lengths.high} needs that many distinct symbols; alphabet_size is {alphabet}")
 
 
-def generate_inputs(task: Task, encoding: str, settings: dict, lengths: LengthSpec, count: int, seed: int):
+def generate_inputs(task: Task, encoding: str, settings: dict, lengths: LengthSpec, count: int, seed: int,
+                    stream: str | None = None):
     """Yield (context, query, occurrences) for `count` examples, shared by all tasks of the generator.
 
     Ranges start at the generator's shortest valid length when their low end is below it.
     """
     check_settings(task, encoding, settings, lengths)
-    rng = _rng(task.generator, encoding, lengths, seed)
+    rng = generator_rng(task.generator, encoding, lengths, seed, stream)
     make = GENERATORS[task.generator]
     low = max(lengths.low, min_length(task.generator, settings))
     for _ in range(count):

@@ -2,6 +2,7 @@
 import sys
 
 from lengthgen.config import ConfigError, validate_config
+from lengthgen.generate import LengthSpec
 from lengthgen.tasks import TASK_NAMES, get_task
 
 try:

@@ -1,0 +1,195 @@
+"""The training engine shared by from-scratch training and fine-tuning.
+
+One `TrainingRun` is one model with its optimiser, schedule, data stream and checkpoint;
+`train()` advances any number of runs in one process, step by step, so seeds and tasks can share
+a process (and, on a GPU, a device) instead of paying start-up and idle time once per run.
+
+Resuming is exact: the batch of step s is a pure function of (seed, s), and the checkpoint
+holds model, optimiser, scheduler and RNG state, so a run killed at any point and started again
+ends with the same weights and metrics as one never interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+from tqdm.auto import tqdm
+
+from .provenance import canonical_json, config_hash
+
+
+@dataclass
+class TrainSettings:
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    batch_size: int = 64
+    max_steps: int = 30000
+    eval_every: int = 3000
+    warmup_steps: int = 0
+    schedule: str = "constant"  # "linear" (decay to 0 at max_steps) or "constant"
+    precision: str = "fp32"  # "fp32" or "bf16"
+    checkpoint_every: int = 1000
+    stop_at_accuracy: float | None = 1.0  # early stop once validation accuracy reaches this
+    keep: str = "last"  # "last" or "best" (by validation accuracy)
+
+    @classmethod
+    def from_config(cls, section: dict, **overrides) -> "TrainSettings":
+        known = {k: v for k, v in section.items() if k in cls.__dataclass_fields__}
+        return cls(**{**known, **overrides})
+
+
+def pick_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _schedule(settings: TrainSettings):
+    def factor(step: int) -> float:
+        if step < settings.warmup_steps:
+            return (step + 1) / settings.warmup_steps
+        if settings.schedule == "linear":
+            span = max(1, settings.max_steps - settings.warmup_steps)
+            return max(0.0, 1.0 - (step - settings.warmup_steps) / span)
+        return 1.0
+    return factor
+
+
+@dataclass
+class History:
+    steps: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)  # mean training loss since the last evaluation
+    accuracies: list[float] = field(default_factory=list)  # validation accuracy at that step
+
+
+class TrainingRun:
+    """One model being trained; `step()` advances it by one optimiser step.
+
+    batch_for(step) -> dict of CPU tensors (input_ids, labels, optional position_ids);
+    evaluate(model) -> validation accuracy in [0, 1].
+    fingerprint: anything that identifies the run's settings; a checkpoint made under another
+    fingerprint is ignored rather than resumed.
+    """
+
+    def __init__(self, model, settings: TrainSettings, batch_for: Callable[[int], dict],
+                 evaluate: Callable[[torch.nn.Module], float], checkpoint_dir: str | os.PathLike | None,
+                 fingerprint: dict, device: torch.device | None = None, name: str = "run"):
+        self.device = device or pick_device()
+        self.model = model.to(self.device)
+        self.settings, self.batch_for, self.evaluate, self.name = settings, batch_for, evaluate, name
+        self.fingerprint = config_hash({"fingerprint": fingerprint, "settings": asdict(settings)})
+        self.checkpoint = Path(checkpoint_dir) / "state.pt" if checkpoint_dir else None
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(settings))
+        self.step_count, self.done = 0, False
+        self.history, self.best_accuracy, self.best_state = History(), -1.0, None
+        self._loss_sum, self._loss_count = 0.0, 0
+        self.resumed_from = self._resume()
+
+    # -- state -----------------------------------------------------------------------------
+    def _state(self) -> dict:
+        return {
+            "fingerprint": self.fingerprint, "step": self.step_count, "done": self.done,
+            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(), "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "history": asdict(self.history), "best_accuracy": self.best_accuracy, "best_state": self.best_state,
+            "loss_sum": self._loss_sum, "loss_count": self._loss_count,
+        }
+
+    def save_checkpoint(self) -> None:
+        if self.checkpoint is None:
+            return
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.checkpoint.with_suffix(".tmp")
+        torch.save(self._state(), tmp)
+        os.replace(tmp, self.checkpoint)
+
+    def _resume(self) -> int | None:
+        if self.checkpoint is None or not self.checkpoint.exists():
+            return None
+        state = torch.load(self.checkpoint, map_location=self.device, weights_only=False)
+        if state["fingerprint"] != self.fingerprint:
+            return None  # made under other settings: start afresh (it is overwritten at the next save)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"].cpu())
+        if state["cuda_rng"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        self.step_count, self.done = state["step"], state["done"]
+        self.history = History(**state["history"])
+        self.best_accuracy, self.best_state = state["best_accuracy"], state["best_state"]
+        self._loss_sum, self._loss_count = state["loss_sum"], state["loss_count"]
+        return self.step_count
+
+    # -- training --------------------------------------------------------------------------
+    def step(self) -> bool:
+        """One optimiser step (plus evaluation/checkpoint when due). Returns False once finished."""
+        if self.done:
+            return False
+        s = self.settings
+        self.model.train()
+        batch = {k: v.to(self.device, non_blocking=True) for k, v in self.batch_for(self.step_count).items()}
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=s.precision == "bf16"):
+            loss = self.model(**batch).loss
+        loss.backward()
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step_count += 1
+        self._loss_sum += loss.item()
+        self._loss_count += 1
+        finished = self.step_count >= s.max_steps
+        if self.step_count % s.eval_every == 0 or finished:
+            finished = self._evaluate() or finished
+        self.done = finished
+        if finished or self.step_count % s.checkpoint_every == 0:
+            self.save_checkpoint()
+        return not finished
+
+    def _evaluate(self) -> bool:
+        self.model.eval()
+        with torch.no_grad():
+            accuracy = float(self.evaluate(self.model))
+        self.history.steps.append(self.step_count)
+        self.history.losses.append(self._loss_sum / max(1, self._loss_count))
+        self.history.accuracies.append(accuracy)
+        self._loss_sum, self._loss_count = 0.0, 0
+        if accuracy > self.best_accuracy:
+            self.best_accuracy = accuracy
+            if self.settings.keep == "best":
+                self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        stop = self.settings.stop_at_accuracy
+        return stop is not None and accuracy >= stop
+
+    def final_model(self):
+        """The model to keep: the last weights, or the best by validation accuracy."""
+        if self.settings.keep == "best" and self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        return self.model
+
+    def summary(self) -> dict:
+        return {"name": self.name, "steps": self.step_count, "best_accuracy": self.best_accuracy,
+                "resumed_from": self.resumed_from, "history": json.loads(canonical_json(asdict(self.history)))}
+
+
+def train(runs: list[TrainingRun], progress: bool = True) -> list[TrainingRun]:
+    """Advance every run until all are finished, interleaving their steps in this process."""
+    total = sum(r.settings.max_steps for r in runs)
+    bar = tqdm(total=total, initial=sum(r.step_count for r in runs), disable=not progress,
+               desc=", ".join(r.name for r in runs)[:60], unit="step", mininterval=2.0)
+    active = [r for r in runs if not r.done]
+    while active:
+        for run in list(active):
+            before = run.step_count
+            if not run.step():
+                active.remove(run)
+                bar.update(run.settings.max_steps - before)  # count skipped steps of an early stop
+            else:
+                bar.update(1)
+    bar.close()
+    return runs

@@ -1,0 +1,99 @@
+"""The training engine: labels aligned with the model's own shift, exact resume after SIGKILL."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from lengthgen.models import build_model
+from lengthgen.sequences import IGNORE, collate, encode_example
+from lengthgen.vocab import BOS, EOS, SEP, symbol_id
+
+SECTION = {
+    "data": {"alphabet_size": 5, "pool_fraction": None}, "train_lengths": "1-6", "max_length": 10,
+    "model": {"layers": 1, "heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
+    "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 120, "eval_every": 20,
+                 "warmup_steps": 5, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10,
+                 "eval_examples": 32, "eval_batch_size": 64},
+}
+JOB = """
+import json, sys, torch
+torch.set_num_threads(1)
+from lengthgen.runtime import configure
+configure(1)
+from lengthgen.scratch import train_scratch_model
+summary = train_scratch_model("NF", "ape", 3, json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], progress=False)
+print(json.dumps(summary))
+"""
+
+
+def run_job(tmp_path, name):
+    return subprocess.Popen([sys.executable, "-c", JOB, json.dumps(SECTION), str(tmp_path / name / "model"),
+                             str(tmp_path / name / "ckpt")], stdout=subprocess.PIPE, text=True)
+
+
+def weights(path):
+    from transformers import AutoModelForCausalLM
+    return AutoModelForCausalLM.from_pretrained(path).state_dict()
+
+
+def test_labels_sit_on_the_answer_and_the_model_shifts_them():
+    example = encode_example([0, 1, 2], 1, [2], symbol_id)
+    assert example.ids == [BOS, symbol_id(0), symbol_id(1), symbol_id(2), SEP, symbol_id(1), symbol_id(2), EOS]
+    batch = collate([example])
+    assert batch["labels"].tolist() == [[IGNORE] * 6 + [symbol_id(2), EOS]]
+    # The model's loss with these labels equals cross-entropy of logits[t-1] against token t.
+    model = build_model("ape", 10, 16, layers=1, heads=2, d_model=16)
+    out = model(**batch)
+    manual = torch.nn.functional.cross_entropy(out.logits[0, 5:7], torch.tensor([symbol_id(2), EOS]))
+    assert torch.allclose(out.loss, manual)
+    # A label shifted by one more (the authors' bug) would score the query token instead.
+    wrong = torch.nn.functional.cross_entropy(out.logits[0, 4:6], torch.tensor([symbol_id(2), EOS]))
+    assert not torch.allclose(out.loss, wrong)
+
+
+def test_position_offsets_shift_position_ids_and_stay_in_the_table():
+    a, b = encode_example([0, 1], None, [0, 1], symbol_id), encode_example([0, 1, 2, 3], None, [0, 1, 2, 3], symbol_id)
+    batch = collate([a, b], offsets=[3, 0], max_position=11)
+    assert batch["position_ids"][0].tolist() == [3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10]  # padding clamped
+    assert batch["position_ids"][1].tolist() == list(range(11))
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_bit_for_bit(tmp_path):
+    straight = run_job(tmp_path, "straight")
+    reference = json.loads(straight.communicate(timeout=300)[0])
+    assert reference["resumed_from"] is None
+
+    victim = run_job(tmp_path, "killed")
+    checkpoint = tmp_path / "killed" / "ckpt" / "state.pt"
+    deadline = time.time() + 120
+    while not checkpoint.exists() and time.time() < deadline:
+        time.sleep(0.005)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL
+    assert not (tmp_path / "killed" / "model").exists(), "killed before the end, so no model yet"
+
+    resumed = json.loads(run_job(tmp_path, "killed").communicate(timeout=300)[0])
+    assert resumed["resumed_from"] and 0 < resumed["resumed_from"] < SECTION["training"]["max_steps"]
+    assert resumed["history"] == reference["history"]
+    assert resumed["steps"] == reference["steps"]
+    a, b = weights(tmp_path / "straight" / "model"), weights(tmp_path / "killed" / "model")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_checkpoint_of_other_settings_is_not_resumed(tmp_path):
+    from lengthgen.scratch import train_scratch_model
+
+    section = json.loads(json.dumps(SECTION))
+    section["training"]["max_steps"] = 10
+    train_scratch_model("NB", "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
+    section["training"]["lr"] = 1e-3
+    summary = train_scratch_model("NB", "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
+    assert summary["resumed_from"] is None and summary["steps"] == 10

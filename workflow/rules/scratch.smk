@@ -1,0 +1,79 @@
+# From-scratch training per (task, PE, seed) and evaluation per (task, PE, seed, bin): paper Appendix B.
+
+SCRATCH = f"{RESULTS}/scratch/{{task}}/{{pe}}/seed{{seed}}"
+
+
+def scratch_train_params(wildcards):
+    """Only what this model depends on: its generator's settings, lengths, model and training."""
+    section = config["scratch"]
+    training = {k: v for k, v in section["training"].items() if k != "schedule"}
+    training["schedule"] = section["training"]["schedule"][wildcards.pe]
+    longest = max(LengthSpec.parse(b).high for b in section["test_bins"])
+    return {
+        "data": config["data"]["tokens"][get_task(wildcards.task).generator],
+        "train_lengths": section["train_lengths"],
+        # Only learned absolute positions depend on the longest test length (table size, offsets).
+        "max_length": longest if wildcards.pe == "ape" else None,
+        "model": section["model"],
+        "training": training,
+    }
+
+
+rule scratch_train:
+    output:
+        model=directory(f"{SCRATCH}/model"),
+        history=f"{SCRATCH}/training.parquet",
+    params:
+        section=scratch_train_params,
+        checkpoint_dir=f"{RESULTS}/checkpoints/scratch/{{task}}/{{pe}}/seed{{seed}}",
+    threads: 1
+    resources:
+        runtime=720,
+        mem_mb=4000,
+    script:
+        "../scripts/scratch_train.py"
+
+
+rule scratch_eval:
+    input:
+        model=f"{SCRATCH}/model",
+        data=data_path("tokens", "{task}", "{lengths}", "{seed}"),
+    output:
+        f"{SCRATCH}/eval/{{lengths}}.parquet",
+    params:
+        section=lambda w: {
+            "greedy": config["scratch"]["greedy"],
+            "batch_size": config["scratch"]["training"]["eval_batch_size"],
+            "precision": config["scratch"]["training"]["precision"],
+        },
+    threads: 1
+    resources:
+        runtime=60,
+        mem_mb=4000,
+    script:
+        "../scripts/scratch_eval.py"
+
+
+def scratch_evals():
+    s = config["scratch"]
+    return expand(f"{SCRATCH}/eval/{{lengths}}.parquet", task=config["tasks"], pe=s["positional_encodings"],
+                  seed=config["seeds"], lengths=s["test_bins"])
+
+
+rule scratch_table:
+    input:
+        evals=scratch_evals(),
+        histories=expand(f"{SCRATCH}/training.parquet", task=config["tasks"],
+                         pe=config["scratch"]["positional_encodings"], seed=config["seeds"]),
+    output:
+        parquet=f"{TABLES}/scratch.parquet",
+        markdown=f"{TABLES}/scratch.md",
+    params:
+        section={"bins": config["scratch"]["test_bins"], "scratch": config["scratch"], "seeds": config["seeds"],
+                 "tasks": config["tasks"]},
+    script:
+        "../scripts/scratch_table.py"
+
+
+def scratch_outputs():
+    return rules.scratch_table.output if config["scratch"]["enabled"] else []
