@@ -95,3 +95,15 @@ def test_adding_a_length_adds_only_its_jobs(finished):
     jobs = planned_jobs(workdir, config)
     per_file = [w for rule, w in jobs if w]
     assert per_file and all(w["lengths"] == "9" and w["encoding"] == "chars" for w in per_file)
+
+
+def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
+    jobs = planned_jobs(tmp_path, repo / "configs" / "paper.yaml")
+    counts = {}
+    for rule, _ in jobs:
+        counts[rule] = counts.get(rule, 0) + 1
+    assert counts["scratch_train"] == 10 * 2 * 3
+    assert counts["scratch_eval"] == 10 * 2 * 3 * 3
+    assert counts["data"] == 10 * 3 * 3 + (6 * 5 + 4 * 6) * 3
+    trains = [w for rule, w in jobs if rule == "scratch_train"]
+    assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}

@@ -15,7 +15,6 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from .tasks import MIN_LENGTH, Task, get_task
 
@@ -166,30 +165,37 @@ def generate_inputs(task: Task, encoding: str, settings: dict, lengths: LengthSp
         yield [int(s) for s in context], query, occurrences
 
 
-DATA_SCHEMA = pa.schema([
-    ("task", pa.string()),
-    ("encoding", pa.string()),
-    ("lengths", pa.string()),  # the length spec of the file ("30" or "51-100")
-    ("seed", pa.int32()),
-    ("example", pa.int32()),  # index within the file
-    ("length", pa.int32()),  # n, the context length of this example
-    ("context", pa.list_(pa.int16())),  # symbol indices x_1..x_n
-    ("query", pa.int16()),  # retrieval query symbol; -1 for copying
-    ("occurrences", pa.list_(pa.int32())),  # 0-based positions of the query in the context
-    ("target_position", pa.int32()),  # occurrence the target is read from; -1 for copying
-    ("target", pa.list_(pa.int16())),
-    ("context_text", pa.string()),
-    ("query_text", pa.string()),
-    ("target_text", pa.string()),
-])
+def data_schema():
+    """Columns of a data file (pyarrow is imported here only: training needs none of it)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("task", pa.string()),
+        ("encoding", pa.string()),
+        ("lengths", pa.string()),  # the length spec of the file ("30" or "51-100")
+        ("seed", pa.int32()),
+        ("example", pa.int32()),  # index within the file
+        ("length", pa.int32()),  # n, the context length of this example
+        ("context", pa.list_(pa.int16())),  # symbol indices x_1..x_n
+        ("query", pa.int16()),  # retrieval query symbol; -1 for copying
+        ("occurrences", pa.list_(pa.int32())),  # 0-based positions of the query in the context
+        ("target_position", pa.int32()),  # occurrence the target is read from; -1 for copying
+        ("target", pa.list_(pa.int16())),
+        ("context_text", pa.string()),
+        ("query_text", pa.string()),
+        ("target_text", pa.string()),
+    ])
 
 
 def make_dataset(task_name: str, encoding: str, settings: dict, lengths: str | LengthSpec,
-                 count: int, seed: int) -> pa.Table:
+                 count: int, seed: int):
     """The examples of one (task, encoding, length, seed) as a table with DATA_SCHEMA."""
     task = get_task(task_name)
     spec = lengths if isinstance(lengths, LengthSpec) else LengthSpec.parse(lengths)
-    rows = {name: [] for name in DATA_SCHEMA.names}
+    import pyarrow as pa
+
+    schema = data_schema()
+    rows = {name: [] for name in schema.names}
     for index, (context, query, occurrences) in enumerate(
             generate_inputs(task, encoding, settings, spec, count, seed)):
         target, target_position = target_of(task, context, occurrences)
@@ -202,4 +208,4 @@ def make_dataset(task_name: str, encoding: str, settings: dict, lengths: str | L
             ("target_text", encode(target, encoding)),
         ):
             rows[name].append(value)
-    return pa.Table.from_pydict(rows, schema=DATA_SCHEMA)
+    return pa.Table.from_pydict(rows, schema=schema)

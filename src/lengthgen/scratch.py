@@ -2,53 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import torch
 
 from .evaluation import score, teacher_forced_accuracy
-from .generate import LengthSpec, generate_inputs, target_of
+from .generate import LengthSpec
 from .models import build_model, save_hf_directory, uses_absolute_positions
-from .sequences import collate, encode_example, random_offsets
+from .sequences import TrainingStream, encode_example, encoded_examples, sequence_length
 from .tasks import MIRROR_PAIRS, get_task
 from .theory import theory_table
 from .training import TrainingRun, TrainSettings, train
 from .vocab import EOS, PAD, build_tokenizer, symbol_id, vocab_size
-
-
-def sequence_length(task_name: str, context_length: int) -> int:
-    """Tokens in `<bos> x <sep> [q] target <eos>` for a context of this length."""
-    task = get_task(task_name)
-    target = context_length if task.family == "copying" else 1
-    return context_length + target + (4 if task.family == "retrieval" else 3)
-
-
-def _encoded(task_name: str, settings: dict, lengths: LengthSpec, count: int, seed: int, stream: str):
-    task = get_task(task_name)
-    examples, target_lengths = [], []
-    for context, query, occurrences in generate_inputs(task, "tokens", settings, lengths, count, seed, stream):
-        target, _ = target_of(task, context, occurrences)
-        examples.append(encode_example(context, query, target, symbol_id))
-        target_lengths.append(len(target))
-    return examples, target_lengths
-
-
-class TrainingStream:
-    """Batch of step s = a pure function of (task, settings, seed, s): resumable at any step."""
-
-    def __init__(self, task: str, settings: dict, lengths: LengthSpec, batch_size: int, seed: int,
-                 max_position: int | None):
-        self.task, self.settings, self.lengths = task, settings, lengths
-        self.batch_size, self.seed, self.max_position = batch_size, seed, max_position
-
-    def __call__(self, step: int) -> dict:
-        examples, _ = _encoded(self.task, self.settings, self.lengths, self.batch_size, self.seed, f"train/{step}")
-        offsets = None
-        if self.max_position is not None:
-            rng = np.random.default_rng([self.seed, step, 0x0FF5E7])
-            offsets = random_offsets(rng, [len(e.ids) for e in examples], self.max_position)
-        return collate(examples, offsets, self.max_position)
 
 
 def train_scratch_model(task: str, pe: str, seed: int, section: dict, model_dir, checkpoint_dir,
@@ -68,7 +33,7 @@ def train_scratch_model(task: str, pe: str, seed: int, section: dict, model_dir,
     settings_ = TrainSettings.from_config(training)
     stream = TrainingStream(task, settings, train_lengths, settings_.batch_size, seed,
                             positions if uses_absolute_positions(model) else None)
-    validation, validation_targets = _encoded(task, settings, train_lengths, eval_count, seed, "validation")
+    validation, validation_targets = encoded_examples(task, settings, train_lengths, eval_count, seed, "validation")
     run = TrainingRun(
         model, settings_, stream,
         lambda m: teacher_forced_accuracy(m, validation, validation_targets, eval_batch, settings_.precision),

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .vocab import BOS, EOS, PAD, SEP
+from .generate import LengthSpec, generate_inputs, target_of
+from .tasks import get_task
+from .vocab import BOS, EOS, PAD, SEP, symbol_id
 
 IGNORE = -100
 
@@ -52,3 +54,38 @@ def collate(examples: list[Encoded], offsets: list[int] | None = None, max_posit
 def random_offsets(rng: np.random.Generator, lengths: list[int], max_position: int) -> list[int]:
     """Uniform offsets so that every position up to `max_position` is trained (SPEC section 2)."""
     return [int(rng.integers(0, max_position - n + 1)) for n in lengths]
+
+
+def sequence_length(task_name: str, context_length: int) -> int:
+    """Tokens in `<bos> x <sep> [q] target <eos>` for a context of this length."""
+    task = get_task(task_name)
+    target = context_length if task.family == "copying" else 1
+    return context_length + target + (4 if task.family == "retrieval" else 3)
+
+
+def encoded_examples(task_name: str, settings: dict, lengths: LengthSpec, count: int, seed: int, stream: str):
+    """Token-encoded examples of a named random stream, with each target's length."""
+    task = get_task(task_name)
+    examples, target_lengths = [], []
+    for context, query, occurrences in generate_inputs(task, "tokens", settings, lengths, count, seed, stream):
+        target, _ = target_of(task, context, occurrences)
+        examples.append(encode_example(context, query, target, symbol_id))
+        target_lengths.append(len(target))
+    return examples, target_lengths
+
+
+class TrainingStream:
+    """Batch of step s = a pure function of (task, settings, seed, s): resumable at any step."""
+
+    def __init__(self, task: str, settings: dict, lengths: LengthSpec, batch_size: int, seed: int,
+                 max_position: int | None):
+        self.task, self.settings, self.lengths = task, settings, lengths
+        self.batch_size, self.seed, self.max_position = batch_size, seed, max_position
+
+    def __call__(self, step: int) -> dict:
+        examples, _ = encoded_examples(self.task, self.settings, self.lengths, self.batch_size, self.seed, f"train/{step}")
+        offsets = None
+        if self.max_position is not None:
+            rng = np.random.default_rng([self.seed, step, 0x0FF5E7])
+            offsets = random_offsets(rng, [len(e.ids) for e in examples], self.max_position)
+        return collate(examples, offsets, self.max_position)
