@@ -70,3 +70,18 @@ def test_workflow_stops_before_any_job(repo, tmp_path):
     assert "config key scratch.test_bins[1]" in run.stdout + run.stderr
     assert "unique copy of length 12 needs that many distinct symbols" in run.stdout + run.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_lengths_per_family():
+    config = with_change("scratch.train_lengths", {"retrieval": "1-8", "copying": "1-6"})
+    config["scratch"]["test_bins"] = {"retrieval": ["1-8", "9-20"], "copying": ["1-6", "7-12"]}
+    from lengthgen.config import scratch_lengths
+    validated = validate_config(config)
+    assert scratch_lengths(validated["scratch"], "retrieval") == ("1-8", ["1-8", "9-20"])
+    assert scratch_lengths(validated["scratch"], "copying") == ("1-6", ["1-6", "7-12"])
+    config["scratch"]["test_bins"]["copying"] = ["1-6", "7-13"]  # unique copy alphabet is 12
+    with pytest.raises(ConfigError, match=r"config key scratch.test_bins.copying\[1\].*distinct symbols"):
+        validate_config(config)
+    config["scratch"]["test_bins"] = {"retrieval": ["1-8"]}
+    with pytest.raises(ConfigError, match="config key scratch.test_bins"):
+        validate_config(config)

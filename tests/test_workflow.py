@@ -43,7 +43,10 @@ def test_scratch_outputs(finished):
     assert table.height == len(config["tasks"]) * len(config["scratch"]["test_bins"])
     assert set(table.get_column("bin")) == set(config["scratch"]["test_bins"])
     assert table.get_column("accuracy").is_between(0, 1).all()
-    assert "Theory split on the longest bin (9-12)" in (results / "tables" / "scratch.md").read_text()
+    assert "Theory split on the longest bins (retrieval 9-12, copying 9-12)" in (results / "tables" / "scratch.md").read_text()
+    by_length = pl.read_parquet(results / "tables" / "scratch_by_length.parquet")
+    lengths = set(by_length.filter(pl.col("task") == "UF").get_column("length"))
+    assert lengths <= set(range(1, 13)) and len(lengths) >= 8
     evals = pl.read_parquet(results / "scratch" / "UF" / "ape" / "seed0" / "eval" / "9-12.parquet")
     assert evals.height == 20 and {"teacher_forced", "greedy", "greedy_prediction"} <= set(evals.columns)
     from transformers import AutoModelForCausalLM, AutoTokenizer

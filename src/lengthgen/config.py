@@ -61,12 +61,29 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
     return config
 
 
+FAMILIES = ("retrieval", "copying")
+
+
+def per_family(value, family: str):
+    """A setting given once for all tasks, or as {retrieval: ..., copying: ...}."""
+    return value[family] if isinstance(value, dict) else value
+
+
+def scratch_lengths(scratch: dict, family: str) -> tuple[str, list[str]]:
+    """(training lengths, test bins) of a task family in the from-scratch stage."""
+    return str(per_family(scratch["train_lengths"], family)), [str(b) for b in per_family(scratch["test_bins"], family)]
+
+
 def _length_settings(config: dict):
-    """Yield (key, encoding, lengths) for every length the grid asks a generator for."""
+    """Yield (key, encoding, lengths, family) for every length the grid asks a generator for."""
     scratch = config["scratch"]
-    yield "scratch.train_lengths", "tokens", scratch["train_lengths"], None
-    for i, lengths in enumerate(scratch["test_bins"]):
-        yield f"scratch.test_bins[{i}]", "tokens", lengths, None
+    for family in FAMILIES:
+        train_key = "scratch.train_lengths" + (f".{family}" if isinstance(scratch["train_lengths"], dict) else "")
+        bins_key = "scratch.test_bins" + (f".{family}" if isinstance(scratch["test_bins"], dict) else "")
+        train, bins = scratch_lengths(scratch, family)
+        yield train_key, "tokens", train, family
+        for i, lengths in enumerate(bins):
+            yield f"{bins_key}[{i}]", "tokens", lengths, family
     for family, lengths in config["icl"]["lengths"].items():
         for i, length in enumerate(lengths):
             yield f"icl.lengths.{family}[{i}]", "chars", length, family
@@ -81,7 +98,7 @@ def check_grid(config: dict) -> None:
             raise ConfigError(f"config key {key}: {error}") from None
         for name in config["tasks"]:
             task = get_task(name)
-            if family is not None and task.family != family:
+            if task.family != family:
                 continue
             settings = config["data"][encoding][task.generator]
             try:

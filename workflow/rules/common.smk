@@ -1,7 +1,7 @@
 # Config validation and the grid, shared by every stage.
 import sys
 
-from lengthgen.config import ConfigError, validate_config
+from lengthgen.config import ConfigError, scratch_lengths, validate_config
 from lengthgen.generate import LengthSpec
 from lengthgen.tasks import TASK_NAMES, get_task
 
@@ -28,13 +28,18 @@ def data_path(encoding, task, lengths, seed):
     return f"{RESULTS}/data/{encoding}/{task}/{lengths}/seed{seed}.parquet"
 
 
+def task_bins(task):
+    """The from-scratch test bins of a task (they may differ per task family)."""
+    return scratch_lengths(config["scratch"], get_task(task).family)[1]
+
+
 def data_files():
     """Every evaluation set the configured grid needs."""
     files = []
     for task in config["tasks"]:
         for seed in config["seeds"]:
-            if config["scratch"]["enabled"]:
-                files += [data_path("tokens", task, b, seed) for b in config["scratch"]["test_bins"]]
             family = get_task(task).family
+            if config["scratch"]["enabled"]:
+                files += [data_path("tokens", task, b, seed) for b in task_bins(task)]
             files += [data_path("chars", task, n, seed) for n in config["icl"]["lengths"][family]]
     return files

@@ -8,10 +8,11 @@ def scratch_train_params(wildcards):
     section = config["scratch"]
     training = {k: v for k, v in section["training"].items() if k != "schedule"}
     training["schedule"] = section["training"]["schedule"][wildcards.pe]
-    longest = max(LengthSpec.parse(b).high for b in section["test_bins"])
+    train_lengths, bins = scratch_lengths(section, get_task(wildcards.task).family)
+    longest = max(LengthSpec.parse(b).high for b in bins)
     return {
         "data": config["data"]["tokens"][get_task(wildcards.task).generator],
-        "train_lengths": section["train_lengths"],
+        "train_lengths": train_lengths,
         # Only learned absolute positions depend on the longest test length (table size, offsets).
         "max_length": longest if wildcards.pe == "ape" else None,
         "model": section["model"],
@@ -55,9 +56,13 @@ rule scratch_eval:
 
 
 def scratch_evals():
-    s = config["scratch"]
-    return expand(f"{SCRATCH}/eval/{{lengths}}.parquet", task=config["tasks"], pe=s["positional_encodings"],
-                  seed=config["seeds"], lengths=s["test_bins"])
+    return [
+        f"{RESULTS}/scratch/{task}/{pe}/seed{seed}/eval/{lengths}.parquet"
+        for task in config["tasks"]
+        for pe in config["scratch"]["positional_encodings"]
+        for seed in config["seeds"]
+        for lengths in task_bins(task)
+    ]
 
 
 rule scratch_table:
@@ -68,9 +73,10 @@ rule scratch_table:
     output:
         parquet=f"{TABLES}/scratch.parquet",
         markdown=f"{TABLES}/scratch.md",
+        by_length=f"{TABLES}/scratch_by_length.parquet",
     params:
-        section={"bins": config["scratch"]["test_bins"], "scratch": config["scratch"], "seeds": config["seeds"],
-                 "tasks": config["tasks"]},
+        section={"bins": {f: scratch_lengths(config["scratch"], f)[1] for f in ("retrieval", "copying")},
+                 "scratch": config["scratch"], "seeds": config["seeds"], "tasks": config["tasks"]},
     script:
         "../scripts/scratch_table.py"
 
