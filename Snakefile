@@ -17,6 +17,7 @@ if not workflow.overwrite_configfiles:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/scratch.smk"
+include: "workflow/rules/pretrain.smk"
 
 
 rule all:
@@ -24,4 +25,5 @@ rule all:
         rules.theory_table.output,
         rules.data_summary.output,
         scratch_outputs(),
+        pretrain_outputs(),
     default_target: True

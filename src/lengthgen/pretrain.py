@@ -1,0 +1,105 @@
+"""Pretraining the embedded character-level LM on the Python-shipped corpus (see corpus.py).
+
+The same training engine as everywhere: the batch of step s is a set of random windows of the
+corpus drawn from (seed, s), so pretraining resumes exactly after a kill. Validation is next-token
+accuracy on the held-out tail of the corpus, which the training windows never touch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+from .char_tokenizer import build_char_tokenizer
+from .corpus import build_corpus, corpus_hash
+from .training import TrainingRun, TrainSettings, train
+
+ARCHITECTURES = ("gpt2", "llama")
+
+
+def build_char_model(architecture: str, vocab_size: int, context: int, layers: int, heads: int, d_model: int,
+                     seed: int, special_ids: dict):
+    torch.manual_seed(seed)
+    if architecture == "gpt2":
+        return GPT2LMHeadModel(GPT2Config(vocab_size=vocab_size, n_positions=context, n_embd=d_model, n_layer=layers,
+                                          n_head=heads, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                          **special_ids))
+    if architecture == "llama":
+        return LlamaForCausalLM(LlamaConfig(vocab_size=vocab_size, hidden_size=d_model, intermediate_size=4 * d_model,
+                                            num_hidden_layers=layers, num_attention_heads=heads,
+                                            num_key_value_heads=heads, max_position_embeddings=context,
+                                            tie_word_embeddings=True, **special_ids))
+    raise ValueError(f"unknown architecture {architecture!r}; known: {', '.join(ARCHITECTURES)}")
+
+
+class CorpusStream:
+    """Random windows of the training part of the corpus; a pure function of (seed, step)."""
+
+    def __init__(self, ids: np.ndarray, context: int, batch_size: int, seed: int):
+        self.ids, self.context, self.batch_size, self.seed = ids, context, batch_size, seed
+
+    def __call__(self, step: int) -> dict:
+        rng = np.random.default_rng([self.seed, step, 0x5EED])
+        starts = rng.integers(0, len(self.ids) - self.context, size=self.batch_size)
+        windows = torch.from_numpy(np.stack([self.ids[s:s + self.context] for s in starts]).astype(np.int64))
+        return {"input_ids": windows, "labels": windows.clone()}
+
+
+def next_token_accuracy(model, windows: torch.Tensor, batch_size: int = 16) -> float:
+    device = next(model.parameters()).device
+    right = total = 0
+    for start in range(0, len(windows), batch_size):
+        batch = windows[start:start + batch_size].to(device)
+        predicted = model(input_ids=batch).logits[:, :-1].argmax(-1)
+        right += (predicted == batch[:, 1:]).sum().item()
+        total += predicted.numel()
+    return right / total
+
+
+def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) -> dict:
+    """Build the corpus, train the model, save it (fp16 safetensors) with its tokenizer."""
+    from .models import save_hf_directory
+
+    tokenizer = build_char_tokenizer()
+    text = build_corpus(section["corpus_chars"])
+    ids = np.asarray(tokenizer(text, add_special_tokens=False).input_ids, dtype=np.int16)
+    held_out = int(len(ids) * section["validation_fraction"])
+    train_ids, valid_ids = ids[:-held_out], ids[-held_out:]
+    context = section["context"]
+    validation = torch.from_numpy(np.stack([valid_ids[s:s + context]
+                                            for s in range(0, held_out - context, held_out // 64)][:64]).astype(np.int64))
+    special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                   pad_token_id=tokenizer.pad_token_id)
+    model = build_char_model(section["architecture"], len(tokenizer), context, seed=section["seed"],
+                             special_ids=special, **section["model"])
+    settings = TrainSettings.from_config(section["training"], stop_at_accuracy=None)
+    run = TrainingRun(model, settings, CorpusStream(train_ids, context, settings.batch_size, section["seed"]),
+                      lambda m: next_token_accuracy(m, validation), checkpoint_dir,
+                      fingerprint={"section": section, "corpus": corpus_hash(text)}, name="pretrain")
+    train([run], progress=progress)
+    final = run.final_model()
+    save_hf_directory(final.half() if section.get("save_fp16", True) else final, tokenizer, model_dir)
+    summary = run.summary()
+    summary.update(corpus_hash=corpus_hash(text), corpus_chars=len(text), tokens_seen=run.step_count * settings.batch_size * context)
+    return summary
+
+
+def induction_probe(model_dir, segment: int = 40, count: int = 32, seed: int = 0):
+    """Per-head previous-token / duplicate / induction / anti-induction scores of a saved model,
+    on letters repeated once (`R R`), as a table with one row per head."""
+    import polars as pl
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from .mechanism import head_scores, repeated_sequences
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager").eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    letters = tokenizer("".join(chr(c) for c in range(ord("A"), ord("Z") + 1)) + "abcdefghijklmnopqrstuvwxyz",
+                        add_special_tokens=False).input_ids
+    sequences = repeated_sequences(letters, min(segment, len(letters)), count, seed, prefix=[tokenizer.bos_token_id])
+    scores = head_scores(model, sequences, min(segment, len(letters)), prefix=1)
+    layers, heads = scores["induction"].shape
+    return pl.DataFrame({"layer": [l for l in range(layers) for _ in range(heads)],
+                         "head": [h for _ in range(layers) for h in range(heads)],
+                         **{name: values.reshape(-1).tolist() for name, values in scores.items()}})

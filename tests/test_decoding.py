@@ -1,0 +1,52 @@
+"""Batched greedy decoding gives exactly the answers of per-example `generate`."""
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+from lengthgen.char_tokenizer import build_char_tokenizer
+from lengthgen.decoding import Request, _cut, greedy_decode
+
+TOKENIZER = build_char_tokenizer()
+IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
+           pad_token_id=TOKENIZER.pad_token_id)
+
+
+def tiny(kind):
+    torch.manual_seed(0)
+    if kind == "gpt2":
+        return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=256, **IDS))
+    common = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=256, **IDS)
+    return (LlamaForCausalLM(LlamaConfig(**common)) if kind == "llama" else Qwen2ForCausalLM(Qwen2Config(**common)))
+
+
+REQUESTS = [
+    Request("A b C | b:", 3, ("\n",)),
+    Request("x y z w v u t s r q p o | q:", 5, ("\n",)),
+    Request("<bos> a b c d e : a b c d e <eos>\n<bos> k l m :", 12, ("<eos>", "\n")),
+    Request("Hello", 7),
+    Request("Q", 1),
+    Request("a longer prompt that needs several padding columns in its batch", 9, ("\n",)),
+]
+
+
+def reference(model, request):
+    ids = torch.tensor([TOKENIZER(request.prompt, add_special_tokens=False).input_ids])
+    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=request.max_new_tokens,
+                         do_sample=False, eos_token_id=TOKENIZER.eos_token_id, pad_token_id=TOKENIZER.pad_token_id)
+    return _cut(TOKENIZER.decode(out[0, ids.shape[1]:], skip_special_tokens=True), request.stop)[0]
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2"])
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_batched_equals_per_example_generate(kind, batch_size):
+    model = tiny(kind).eval()
+    expected = [reference(model, r) for r in REQUESTS]
+    assert greedy_decode(model, TOKENIZER, REQUESTS, batch_size=batch_size) == expected
+    assert any(len(answer) > 0 for answer in expected)
+
+
+def test_stop_strings_and_budget():
+    assert _cut("a b <eos> c", ("<eos>", "\n")) == ("a b ", True)
+    assert _cut("abc", ("\n",)) == ("abc", False)

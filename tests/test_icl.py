@@ -1,0 +1,43 @@
+"""In-context evaluation: scoring, budgets from the answer length, the induction-bias signature."""
+
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from lengthgen.char_tokenizer import build_char_tokenizer
+from lengthgen.generate import make_dataset
+from lengthgen.icl import evaluate_rows, parse_chat, right_neighbour_error
+
+TOKENIZER = build_char_tokenizer()
+
+
+def test_right_neighbour_error_retrieval():
+    row = {"context_text": "ABCDE", "target_position": 2, "target_text": "B"}  # UL: left of C is B
+    assert right_neighbour_error("UL", row, "D") is True
+    assert right_neighbour_error("UL", row, "A") is False
+    assert right_neighbour_error("UL", row, "B") is None
+    assert right_neighbour_error("UR", {**row, "target_text": "D"}, "B") is None
+
+
+def test_right_neighbour_error_backward_copy():
+    row = {"context_text": "ABCDE", "target_position": -1, "target_text": "EDCBA"}
+    assert right_neighbour_error("UB", row, "E D E B A") is True  # after D, the induction move gives E
+    assert right_neighbour_error("UB", row, "E D A B A") is False
+    assert right_neighbour_error("UB", row, "E D") is False  # stopped early: no wrong symbol to classify
+
+
+def test_chat_answer_between_tags():
+    assert parse_chat("UF", "Sure! <target> a b c </target> done") == "a b c"
+    assert parse_chat("UR", "<target>k") == "k"
+
+
+def test_evaluate_rows_on_a_tiny_model():
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=1024,
+                                       eos_token_id=TOKENIZER.eos_token_id, bos_token_id=TOKENIZER.bos_token_id)).eval()
+    settings = {"alphabet_size": 52}
+    rows = make_dataset("UB", "chars", settings, "30", 3, 0).to_pylist()
+    frame = evaluate_rows(model, TOKENIZER, rows, "UB", settings, 0, "bare", batch_size=2)
+    assert frame.height == 3 and not frame.get_column("correct").any()  # a random model cannot copy
+    assert (frame.get_column("max_new_tokens") >= 2 * 30).all()  # budget from the answer, never a fixed cap
+    assert all(p.endswith(" :") for p in frame.get_column("prompt"))
+    assert frame.get_column("expected")[0] == " ".join(rows[0]["target_text"])
