@@ -97,3 +97,28 @@ def test_checkpoint_of_other_settings_is_not_resumed(tmp_path):
     section["training"]["lr"] = 1e-3
     summary = train_scratch_model("NB", "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
     assert summary["resumed_from"] is None and summary["steps"] == 10
+
+
+@pytest.mark.parametrize("pe", ["rope", "nope"])
+def test_relative_and_no_position_models_need_no_test_length(tmp_path, pe):
+    """The workflow passes max_length=None for RoPE/NoPE: they have no position table to size."""
+    from transformers import AutoModelForCausalLM
+
+    from lengthgen.scratch import train_scratch_model
+
+    section = json.loads(json.dumps(SECTION))
+    section.update(max_length=None)
+    section["training"]["max_steps"] = 3
+    train_scratch_model("UR", pe, 0, {**section, "data": {"alphabet_size": 5}}, tmp_path / "m", None, progress=False)
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
+    assert model.config.model_type == "smollm3"
+    assert model.config.no_rope_layers == ([1] if pe == "rope" else [0])
+
+
+def test_position_table_too_small_is_an_error(tmp_path):
+    from lengthgen.scratch import train_scratch_model
+
+    section = json.loads(json.dumps(SECTION))
+    section["model"]["max_positions"] = 8
+    with pytest.raises(ValueError, match="max_positions 8 is shorter than the longest sequence"):
+        train_scratch_model("NF", "ape", 0, section, tmp_path / "m", None, progress=False)

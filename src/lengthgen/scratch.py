@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import polars as pl
 import pyarrow.parquet as pq
-import torch
 
 from .evaluation import score, teacher_forced_accuracy
 from .generate import LengthSpec
@@ -12,7 +11,7 @@ from .models import build_model, save_hf_directory, uses_absolute_positions
 from .sequences import TrainingStream, encode_example, encoded_examples, sequence_length
 from .tasks import MIRROR_PAIRS, get_task
 from .theory import theory_table
-from .training import TrainingRun, TrainSettings, train
+from .training import TrainingRun, TrainSettings, pick_device, train
 from .vocab import EOS, PAD, build_tokenizer, symbol_id, vocab_size
 
 
@@ -26,8 +25,12 @@ def train_scratch_model(task: str, pe: str, seed: int, section: dict, model_dir,
     settings, training = section["data"], dict(section["training"])
     alphabet = settings["alphabet_size"]
     train_lengths = LengthSpec.parse(section["train_lengths"])
-    positions = sequence_length(task, max(section["max_length"], train_lengths.high))
-    model = build_model(pe, vocab_size(alphabet), positions, seed=seed, **section["model"])
+    model_settings = dict(section["model"])
+    needed = sequence_length(task, max(section["max_length"] or 0, train_lengths.high))
+    positions = model_settings.pop("max_positions", None) or needed
+    if positions < needed:
+        raise ValueError(f"scratch.model.max_positions {positions} is shorter than the longest sequence ({needed} tokens)")
+    model = build_model(pe, vocab_size(alphabet), positions, seed=seed, **model_settings)
     eval_batch = training.pop("eval_batch_size", 256)
     eval_count = training.pop("eval_examples", 500)
     settings_ = TrainSettings.from_config(training)
@@ -49,7 +52,7 @@ def evaluate_file(model_dir, data_path, batch_size: int = 256, greedy: bool = Tr
     """Per-example exact match of a saved model on one evaluation file."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir).to(pick_eval_device())
+    model = AutoModelForCausalLM.from_pretrained(model_dir).to(pick_device())
     rows = pq.read_table(data_path).to_pylist()
     examples = [encode_example(r["context"], r["query"], r["target"], symbol_id) for r in rows]
     target_lengths = [len(r["target"]) for r in rows]
@@ -68,10 +71,6 @@ def evaluate_file(model_dir, data_path, batch_size: int = 256, greedy: bool = Tr
         "greedy": [s.greedy for s in scored],
         "greedy_prediction": [to_symbol(s.greedy_prediction) if greedy else None for s in scored],
     }, schema_overrides={"greedy": pl.Boolean})
-
-
-def pick_eval_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def scratch_table(results: pl.DataFrame, bins: dict[str, list[str]]) -> pl.DataFrame:

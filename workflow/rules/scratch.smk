@@ -15,7 +15,7 @@ def scratch_train_params(wildcards):
         "train_lengths": train_lengths,
         # Only learned absolute positions depend on the longest test length (table size, offsets).
         "max_length": longest if wildcards.pe == "ape" else None,
-        "model": section["model"],
+        "model": {k: v for k, v in section["model"].items() if wildcards.pe == "ape" or k != "max_positions"},
         "training": training,
     }
 
