@@ -7,6 +7,7 @@ of per-example greedy `model.generate` (tests check GPT-2, Llama and Qwen2 archi
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import torch
@@ -18,6 +19,11 @@ class Request:
     prompt: str
     max_new_tokens: int
     stop: tuple[str, ...] = ()
+
+
+def _cache_keyword(model) -> str:
+    """transformers 5 names the KV cache `cache` (`past_key_values` is deprecated); 4.x used the old name."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def _cut(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
@@ -58,12 +64,12 @@ def _decode_batch(model, tokenizer, prompts: list[list[int]], requests: list[Req
     generated = [[] for _ in prompts]
     finished = [False] * len(prompts)
     budget = max(r.max_new_tokens for r in requests)
-    cache, step_ids = None, input_ids
+    keyword, cache, step_ids = _cache_keyword(model), None, input_ids
     for step in range(budget):
         positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -step_ids.shape[1]:]
-        out = model(input_ids=step_ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
-                    use_cache=True)
-        cache = out.past_key_values
+        out = model(input_ids=step_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                    **{keyword: cache})
+        cache = out[keyword]
         next_ids = out.logits[:, -1].argmax(-1)
         for row, token in enumerate(next_ids.tolist()):
             if finished[row]:
