@@ -18,6 +18,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/scratch.smk"
 include: "workflow/rules/pretrain.smk"
+include: "workflow/rules/icl.smk"
 
 
 rule all:
@@ -26,4 +27,5 @@ rule all:
         rules.data_summary.output,
         scratch_outputs(),
         pretrain_outputs(),
+        icl_outputs(),
     default_target: True

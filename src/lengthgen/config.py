@@ -58,7 +58,23 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
         error = jsonschema.exceptions.best_match(errors)
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
     check_grid(config)
+    check_models(config)
     return config
+
+
+def check_models(config: dict) -> None:
+    """Every model the in-context stage names is in the registry and can be loaded here."""
+    from .registry import ModelEntry, ModelUnavailable, check_available
+
+    for i, name in enumerate(config["icl"]["models"]):  # names first: a typo is reported before slow checks
+        if name not in config["models"]:
+            known = ", ".join(sorted(config["models"])) or "none"
+            raise ConfigError(f"config key icl.models[{i}]: {name!r} is not in the model registry (models: {known})")
+    for name in config["icl"]["models"]:
+        try:
+            check_available(ModelEntry.from_config(name, config["models"][name]))
+        except ModelUnavailable as error:
+            raise ConfigError(f"config key models.{name}: {error}") from None
 
 
 FAMILIES = ("retrieval", "copying")

@@ -1,0 +1,55 @@
+"""The in-context stage through Snakemake, with a tiny local model; a hub id while offline fails first."""
+
+import polars as pl
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from lengthgen.char_tokenizer import build_char_tokenizer
+from snakemake_runner import smoke_config, snakemake
+
+pytestmark = pytest.mark.slow
+
+
+def icl_config(model_path) -> dict:
+    config = smoke_config()
+    config["scratch"]["enabled"] = False
+    config["models"] = {"tiny": {"path": str(model_path)}}
+    config["icl"] = {"models": ["tiny"], "lengths": {"retrieval": [8], "copying": [6]},
+                     "variants": {"retrieval": ["bare", "formal"], "copying": ["hint"]}, "batch_size": 4}
+    return config
+
+
+def test_icl_stage_end_to_end(tmp_path):
+    tokenizer = build_char_tokenizer()
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=512,
+                               eos_token_id=tokenizer.eos_token_id)).save_pretrained(tmp_path / "tiny")
+    tokenizer.save_pretrained(tmp_path / "tiny")
+    config = icl_config(tmp_path / "tiny")
+    run = snakemake(tmp_path, config)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    table = pl.read_parquet(tmp_path / "results" / "tables" / "icl.parquet")
+    assert set(table.get_column("task")) == set(config["tasks"])
+    assert set(table.get_column("variant")) == {"bare", "formal", "hint", "all"}
+    assert table.get_column("accuracy").is_between(0, 1).all()
+    ul = table.filter((pl.col("task") == "UL") & (pl.col("variant") == "all")).row(0, named=True)
+    assert ul["mirror"] == "UR" and ul["length"] == 8
+    predictions = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "UL" / "8" / "seed0" / "formal.parquet")
+    assert predictions.height == 10 and predictions.get_column("prompt")[0].startswith("Given x_1")
+    assert "right_neighbour_share" in (tmp_path / "results" / "tables" / "icl.md").read_text()
+
+
+def test_hub_model_while_offline_fails_before_any_job(tmp_path):
+    config = icl_config("meta-llama/Llama-3.1-8B")
+    run = snakemake(tmp_path, config)
+    assert run.returncode != 0
+    assert "config key models.tiny: model 'tiny' (meta-llama/Llama-3.1-8B)" in run.stdout + run.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_unknown_model_name(tmp_path):
+    config = icl_config("x")
+    config["icl"]["models"] = ["tiny", "llama"]
+    run = snakemake(tmp_path, config)
+    assert "config key icl.models[1]: 'llama' is not in the model registry" in run.stdout + run.stderr
