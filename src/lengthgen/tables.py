@@ -13,7 +13,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 PROVENANCE_KEY = b"lengthgen.provenance"
-PROVENANCE_COLUMNS = ("config_hash", "code_version", "seed", "device")
 
 
 @contextmanager
@@ -81,11 +80,13 @@ def to_markdown(frame: pl.DataFrame, float_digits: int = 3) -> str:
 
 
 def write_table(frame: pl.DataFrame, parquet_path, markdown_path, provenance: dict, title: str = "",
-                markdown_columns: list[str] | None = None) -> None:
-    """A results table: parquet with provenance columns and metadata, plus a readable markdown file."""
-    frame = with_provenance_columns(frame, provenance)
-    write_parquet(frame, parquet_path, provenance)
-    shown = frame.select(markdown_columns) if markdown_columns else frame.drop(PROVENANCE_COLUMNS[:2] + ("device",))
-    head = f"# {title}\n\n" if title else ""
-    foot = f"\nconfig hash {provenance['config_hash']}, code {provenance['code_version']}, device {provenance['device']}\n"
-    write_text(markdown_path, head + to_markdown(shown) + foot)
+                markdown: str | None = None) -> None:
+    """A results table: parquet with provenance columns and metadata, plus a readable markdown file
+    (`markdown` when the table has its own layout, else the frame itself under `title`)."""
+    write_parquet(with_provenance_columns(frame, provenance), parquet_path, provenance)
+    if markdown is None:
+        head = f"# {title}\n\n" if title else ""
+        foot = (f"\nconfig hash {provenance['config_hash']}, code {provenance['code_version']}, "
+                f"device {provenance['device']}\n")
+        markdown = head + to_markdown(frame) + foot
+    write_text(markdown_path, markdown)
