@@ -106,18 +106,21 @@ def history_frame(summary: dict) -> pl.DataFrame:
                         schema={"step": pl.Int64, "train_loss": pl.Float64, "validation_accuracy": pl.Float64})
 
 
-def per_run_accuracy(eval_paths) -> pl.DataFrame:
+def read_evals(eval_paths) -> pl.DataFrame:
+    """The per-example columns both tables need, read once from every evaluation file."""
+    columns = ["task", "pe", "seed", "bin", "length", "teacher_forced", "greedy"]
+    return pl.concat([pl.read_parquet(p, columns=columns) for p in eval_paths])
+
+
+def per_run_accuracy(evals: pl.DataFrame) -> pl.DataFrame:
     """One row per (task, pe, seed, bin): the share of examples right."""
-    frames = [pl.read_parquet(p, columns=["task", "pe", "seed", "bin", "teacher_forced", "greedy"]) for p in eval_paths]
-    return pl.concat(frames).group_by(["task", "pe", "seed", "bin"]).agg(
+    return evals.group_by(["task", "pe", "seed", "bin"]).agg(
         pl.col("teacher_forced").mean(), pl.col("greedy").cast(pl.Float64).mean())
 
 
-def accuracy_by_length(eval_paths) -> pl.DataFrame:
+def accuracy_by_length(evals: pl.DataFrame) -> pl.DataFrame:
     """Accuracy per (task, pe, length): mean over seeds of each seed's share right at that length."""
-    frames = [pl.read_parquet(p, columns=["task", "pe", "seed", "length", "teacher_forced", "greedy"])
-              for p in eval_paths]
-    per_seed = pl.concat(frames).group_by(["task", "pe", "seed", "length"]).agg(
+    per_seed = evals.group_by(["task", "pe", "seed", "length"]).agg(
         pl.col("teacher_forced").mean(), pl.col("greedy").cast(pl.Float64).mean(), pl.len().alias("examples"))
     return per_seed.group_by(["task", "pe", "length"]).agg(
         pl.col("teacher_forced").mean().alias("accuracy"), pl.col("teacher_forced").std().alias("accuracy_std"),

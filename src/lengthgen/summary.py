@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from .tasks import get_task
 
 
-def _checks(row: dict, task) -> dict:
+def _checks(row: dict) -> dict:
     context, occurrences = row["context"], row["occurrences"]
     n = len(context)
     counted = [i for i, s in enumerate(context) if s == row["query"]] if row["query"] >= 0 else []
@@ -27,7 +27,8 @@ def summarise_file(path) -> dict:
     table = pq.read_table(path).to_pylist()
     first = table[0]
     task = get_task(first["task"])
-    checks = [_checks(row, task) for row in table]
+    checks = [_checks(row) for row in table]
+
     def mean(key: str) -> float:
         return sum(c[key] for c in checks) / len(checks)
 
