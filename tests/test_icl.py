@@ -6,6 +6,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from lengthgen.char_tokenizer import build_char_tokenizer
 from lengthgen.generate import make_dataset
 from lengthgen.icl import evaluate_rows, parse_chat, right_neighbour_error
+from lengthgen.prediction_cache import PredictionCache, directory_fingerprint
 
 TOKENIZER = build_char_tokenizer()
 
@@ -41,3 +42,43 @@ def test_evaluate_rows_on_a_tiny_model():
     assert (frame.get_column("max_new_tokens") >= 2 * 30).all()  # budget from the answer, never a fixed cap
     assert all(p.endswith(" :") for p in frame.get_column("prompt"))
     assert frame.get_column("expected")[0] == " ".join(rows[0]["target_text"])
+
+
+def test_prediction_cache_skips_finished_work(tmp_path):
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=1024,
+                                       eos_token_id=TOKENIZER.eos_token_id)).eval()
+    settings = {"alphabet_size": 52}
+    rows = make_dataset("UR", "chars", settings, "12", 4, 0).to_pylist()
+    identity = {"model": "tiny", "revision": None, "dtype": "float32"}
+    first = evaluate_rows(model, TOKENIZER, rows, "UR", settings, 0, "bare", cache=PredictionCache(tmp_path, identity))
+    assert not first.get_column("from_cache").any()
+
+    def must_not_load():
+        raise AssertionError("the model was loaded although every prediction is cached")
+
+    again = evaluate_rows(must_not_load, TOKENIZER, rows, "UR", settings, 0, "bare",
+                          cache=PredictionCache(tmp_path, identity))
+    assert again.get_column("from_cache").all()
+    assert again.drop("from_cache").equals(first.drop("from_cache"))
+    # Another prompt variant is another prompt; another dtype is another model identity.
+    loads = []
+    evaluate_rows(lambda: loads.append(1) or model, TOKENIZER, rows, "UR", settings, 0, "rule",
+                  cache=PredictionCache(tmp_path, identity))
+    evaluate_rows(lambda: loads.append(1) or model, TOKENIZER, rows, "UR", settings, 0, "bare",
+                  cache=PredictionCache(tmp_path, {**identity, "dtype": "bfloat16"}))
+    assert loads == [1, 1]
+
+
+def test_directory_fingerprint_follows_content(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "model.safetensors").write_bytes(b"weights-1")
+    (tmp_path / "a" / "config.json").write_text("{}")
+    before = directory_fingerprint(tmp_path / "a")
+    copy = tmp_path / "b"
+    copy.mkdir()
+    for f in (tmp_path / "a").iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    assert directory_fingerprint(copy) == before  # a copy is the same model
+    (tmp_path / "a" / "model.safetensors").write_bytes(b"weights-2")
+    assert directory_fingerprint(tmp_path / "a") != before  # retrained in place: a new model

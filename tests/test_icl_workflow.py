@@ -1,5 +1,7 @@
 """The in-context stage through Snakemake, with a tiny local model; a hub id while offline fails first."""
 
+import shutil
+
 import polars as pl
 import pytest
 import torch
@@ -38,6 +40,15 @@ def test_icl_stage_end_to_end(tmp_path):
     predictions = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "UL" / "8" / "seed0" / "formal.parquet")
     assert predictions.height == 10 and predictions.get_column("prompt")[0].startswith("Given x_1")
     assert "right_neighbour_share" in (tmp_path / "results" / "tables" / "icl.md").read_text()
+    assert not predictions.get_column("from_cache").any()
+
+    # Predictions lost (or a new workflow directory sharing the cache): nothing is decoded again.
+    shutil.rmtree(tmp_path / "results" / "icl")
+    shutil.rmtree(tmp_path / "results" / "tables")
+    assert snakemake(tmp_path, config).returncode == 0
+    again = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "UL" / "8" / "seed0" / "formal.parquet")
+    assert again.get_column("from_cache").all()
+    assert again.get_column("prediction").to_list() == predictions.get_column("prediction").to_list()
 
 
 def test_hub_model_while_offline_fails_before_any_job(tmp_path):
@@ -46,6 +57,8 @@ def test_hub_model_while_offline_fails_before_any_job(tmp_path):
     assert run.returncode != 0
     assert "config key models.tiny: model 'tiny' (meta-llama/Llama-3.1-8B)" in run.stdout + run.stderr
     assert not (tmp_path / "results").exists()
+    # A dry run only plans: it previews a cluster grid on a machine without the weights.
+    assert snakemake(tmp_path, config, "--dry-run").returncode == 0
 
 
 def test_unknown_model_name(tmp_path):

@@ -49,8 +49,13 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
 
-def validate_config(config: dict, schema: dict | None = None) -> dict:
-    """Return a validated copy of `config` with schema defaults filled in, or raise ConfigError."""
+def validate_config(config: dict, schema: dict | None = None, check_availability: bool = True) -> dict:
+    """Return a validated copy of `config` with schema defaults filled in, or raise ConfigError.
+
+    check_availability=False checks model names but not that the models can be loaded here; the
+    workflow checks that in `onstart`, which a dry run skips, so a cluster grid can be previewed
+    on a machine without the weights.
+    """
     config = copy.deepcopy(config)
     validator = _DefaultingValidator(schema if schema is not None else load_schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), e.message))
@@ -58,11 +63,11 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
         error = jsonschema.exceptions.best_match(errors)
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
     check_grid(config)
-    check_models(config)
+    check_models(config, check_availability)
     return config
 
 
-def check_models(config: dict) -> None:
+def check_models(config: dict, check_availability: bool = True) -> None:
     """Every model the in-context stage names is in the registry and can be loaded here."""
     from .registry import ModelEntry, ModelUnavailable, check_available
 
@@ -70,7 +75,7 @@ def check_models(config: dict) -> None:
         if name not in config["models"]:
             known = ", ".join(sorted(config["models"])) or "none"
             raise ConfigError(f"config key icl.models[{i}]: {name!r} is not in the model registry (models: {known})")
-    for name in config["icl"]["models"]:
+    for name in config["icl"]["models"] if check_availability else []:
         try:
             check_available(ModelEntry.from_config(name, config["models"][name]))
         except ModelUnavailable as error:

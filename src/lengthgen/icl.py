@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 
 import polars as pl
+import torch
 
 from .decoding import Request, greedy_decode
+from .prediction_cache import PredictionCache, prediction_key
 from .prompts import build_prompt, parse_answer
 from .tasks import get_task
 
@@ -53,28 +55,65 @@ def right_neighbour_error(task_name: str, row: dict, predicted: str) -> bool | N
     return j + 1 < len(context) and got[i] == context[j + 1]
 
 
-def evaluate_rows(model, tokenizer, rows: list[dict], task_name: str, settings: dict, seed: int, variant: str,
-                  kind: str = "completion", batch_size: int = 16, shots: int = 5, progress: bool = False) -> pl.DataFrame:
-    """Per-example prompt, completion, parsed answer and exact match."""
+def decoding_settings(request: Request) -> dict:
+    return {"greedy": True, "max_new_tokens": request.max_new_tokens, "stop": list(request.stop)}
+
+
+def decode_with_cache(model, tokenizer, requests: list[Request], cache: PredictionCache | None,
+                      batch_size: int, progress: bool = False) -> tuple[list[str], list[bool]]:
+    """Completions for every request, decoding only those the cache lacks, and which came from it.
+
+    `model` may be a function returning the model: it is called only when something is missing.
+    """
+    keys = [prediction_key(r.prompt, decoding_settings(r)) for r in requests]
+    found = [cache.get(k) if cache is not None else None for k in keys]
+    missing = [i for i, c in enumerate(found) if c is None]
+    cached = [c is not None for c in found]
+    if missing:
+        model = model() if callable(model) and not isinstance(model, torch.nn.Module) else model
+        decoded = greedy_decode(model, tokenizer, [requests[i] for i in missing], batch_size=batch_size,
+                                progress=progress)
+        for i, completion in zip(missing, decoded):
+            found[i] = completion
+        if cache is not None:
+            cache.add({keys[i]: found[i] for i in missing})
+    return found, cached
+
+
+def build_requests(tokenizer, rows: list[dict], task_name: str, settings: dict, seed: int, variant: str,
+                   kind: str = "completion", shots: int = 5) -> tuple[list, list[Request]]:
+    """The prompt (with its expected answer) and the decoding request of every example."""
     prompts = [build_prompt(task_name, settings, seed, variant, r["context"], r["query"], r["target"], shots)
                for r in rows]
-    texts = [chat_prompt(tokenizer, p.text) if kind == "chat" else p.text for p in prompts]
     stops = ("</target>",) if kind == "chat" else ("\n", "<eos>")
     requests = []
-    for prompt, text in zip(prompts, texts):
+    for prompt in prompts:
+        text = chat_prompt(tokenizer, prompt.text) if kind == "chat" else prompt.text
         answer_tokens = len(tokenizer(f" {prompt.answer} <eos>", add_special_tokens=False).input_ids)
         requests.append(Request(text, answer_tokens + BUDGET_MARGIN + (8 if kind == "chat" else 0), stops))
-    completions = greedy_decode(model, tokenizer, requests, batch_size=batch_size, progress=progress)
+    return prompts, requests
+
+
+def evaluate_rows(model, tokenizer, rows: list[dict], task_name: str, settings: dict, seed: int, variant: str,
+                  kind: str = "completion", batch_size: int = 16, shots: int = 5, progress: bool = False,
+                  cache: PredictionCache | None = None) -> pl.DataFrame:
+    """Per-example prompt, completion, parsed answer and exact match.
+
+    `model` is a model or a function returning one (loaded only if the cache lacks a prediction).
+    """
+    prompts, requests = build_requests(tokenizer, rows, task_name, settings, seed, variant, kind, shots)
+    completions, from_cache = decode_with_cache(model, tokenizer, requests, cache, batch_size, progress)
     parse = parse_chat if kind == "chat" else parse_answer
     predicted = [parse(task_name, c) for c in completions]
     return pl.DataFrame({
         "example": [r["example"] for r in rows],
         "length": [r["length"] for r in rows],
-        "prompt": texts,
+        "prompt": [r.prompt for r in requests],
         "completion": completions,
         "prediction": predicted,
         "expected": [p.answer for p in prompts],
         "correct": [a == p.answer for a, p in zip(predicted, prompts)],
         "right_neighbour_error": [right_neighbour_error(task_name, r, a) for r, a in zip(rows, predicted)],
         "max_new_tokens": [r.max_new_tokens for r in requests],
+        "from_cache": from_cache,
     }, schema_overrides={"right_neighbour_error": pl.Boolean})

@@ -70,19 +70,34 @@ def check_available(entry: ModelEntry) -> None:
             f"not reachable on the hub: {type(error).__name__}: {str(error).splitlines()[0][:200]}") from None
 
 
-def load(entry: ModelEntry):
-    """(model, tokenizer) on the entry's device, in eval mode."""
+def _loading(entry: ModelEntry, loader):
+    try:
+        return loader()
+    except OSError as error:
+        raise ModelUnavailable(f"model {entry.name!r} ({entry.path}): {str(error).splitlines()[0]}") from None
+
+
+def load_tokenizer(entry: ModelEntry):
+    from transformers import AutoTokenizer
+
+    check_available(entry)
+    return _loading(entry, lambda: AutoTokenizer.from_pretrained(entry.path, revision=entry.revision,
+                                                                 trust_remote_code=entry.trust_remote_code))
+
+
+def load_model(entry: ModelEntry):
+    """The model on the entry's device, in eval mode."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     check_available(entry)
     dtype = entry.dtype if entry.dtype == "auto" else getattr(torch, entry.dtype)
     device = ("cuda" if torch.cuda.is_available() else "cpu") if entry.device == "auto" else entry.device
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(entry.path, revision=entry.revision,
-                                                  trust_remote_code=entry.trust_remote_code)
-        model = AutoModelForCausalLM.from_pretrained(entry.path, revision=entry.revision, dtype=dtype,
-                                                     trust_remote_code=entry.trust_remote_code)
-    except OSError as error:
-        raise ModelUnavailable(f"model {entry.name!r} ({entry.path}): {str(error).splitlines()[0]}") from None
-    return model.to(device).eval(), tokenizer
+    model = _loading(entry, lambda: AutoModelForCausalLM.from_pretrained(
+        entry.path, revision=entry.revision, dtype=dtype, trust_remote_code=entry.trust_remote_code))
+    return model.to(device).eval()
+
+
+def load(entry: ModelEntry):
+    """(model, tokenizer) on the entry's device, in eval mode."""
+    return load_model(entry), load_tokenizer(entry)

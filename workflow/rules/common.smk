@@ -1,16 +1,24 @@
 # Config validation and the grid, shared by every stage.
 import sys
 
-from lengthgen.config import ConfigError, scratch_lengths, validate_config
+from lengthgen.config import ConfigError, check_models, scratch_lengths, validate_config
 from lengthgen.generate import LengthSpec
 from lengthgen.tasks import TASK_NAMES, get_task
 
 try:
-    _validated = validate_config(config)
+    _validated = validate_config(config, check_availability=False)
 except ConfigError as error:
     sys.exit(f"lengthgen: {error}")
 config.clear()
 config.update(_validated)
+
+
+onstart:
+    # Before the first job (never in a dry run): every registry model the grid uses can be loaded here.
+    try:
+        check_models(config)
+    except ConfigError as error:
+        sys.exit(f"lengthgen: {error}")
 
 RESULTS = "results"
 TABLES = f"{RESULTS}/tables"

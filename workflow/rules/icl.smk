@@ -20,6 +20,7 @@ rule icl_predict:
             "shots": config["icl"]["shots"],
             "batch_size": config["icl"]["batch_size"],
         },
+        cache_dir=config["icl"]["cache"],
     threads: 1
     resources:
         runtime=120,
