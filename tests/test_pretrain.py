@@ -63,7 +63,7 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
     from lengthgen.pretrain import induction_probe, pretrain
 
     section = {"architecture": "gpt2", "seed": 0, "corpus_chars": 60_000, "validation_fraction": 0.05,
-               "context": 64, "save_fp16": True, "model": {"layers": 1, "heads": 2, "d_model": 16},
+               "context": 64, "save_fp16": True, "probe_segment": 10, "model": {"layers": 1, "heads": 2, "d_model": 16},
                "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "warmup_steps": 1, "eval_every": 3,
                             "checkpoint_every": 3, "precision": "fp32"}}
     summary = pretrain(section, tmp_path / "model", tmp_path / "ckpt", progress=False)
@@ -72,5 +72,8 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
     assert model.dtype == torch.float16
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "model")
     assert tokenizer.decode(tokenizer("<bos> a b :", add_special_tokens=False).input_ids) == "<bos> a b :"
-    probe = induction_probe(tmp_path / "model", segment=10, count=2)
+    assert [sorted(m) for m in summary["history"]["metrics"]] == [
+        ["best_anti_induction", "best_induction", "first_pass_accuracy", "repeat_accuracy"]] * 2
+    probe, accuracy = induction_probe(tmp_path / "model", segment=10, count=2)
+    assert 0 <= accuracy["repeat_accuracy"] <= 1
     assert probe.height == 2 and np.all((probe["induction"].to_numpy() >= 0) & (probe["induction"].to_numpy() <= 1))

@@ -74,8 +74,12 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
     model = build_char_model(section["architecture"], len(tokenizer), context, seed=section["seed"],
                              special_ids=special, **section["model"])
     settings = TrainSettings.from_config(section["training"], stop_at_accuracy=None)
+    def evaluate(m) -> dict:  # the induction probe at every evaluation shows when the heads form
+        return {"accuracy": next_token_accuracy(m, validation),
+                **probe_summary(m, tokenizer, section["probe_segment"])}
+
     run = TrainingRun(model, settings, CorpusStream(train_ids, context, settings.batch_size, section["seed"]),
-                      lambda m: next_token_accuracy(m, validation), checkpoint_dir,
+                      evaluate, checkpoint_dir,
                       fingerprint={"section": section, "corpus": corpus_hash(text)}, name="pretrain")
     train([run], progress=progress)
     final = run.final_model()
@@ -85,21 +89,50 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
     return summary
 
 
-def induction_probe(model_dir, segment: int = 40, count: int = 32, seed: int = 0):
-    """Per-head previous-token / duplicate / induction / anti-induction scores of a saved model,
-    on letters repeated once (`R R`), as a table with one row per head."""
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+@torch.no_grad()
+def probe_heads(model, tokenizer, segment: int = 40, count: int = 32, seed: int = 0):
+    """Per-head previous-token / duplicate / induction / anti-induction scores on letters repeated
+    once (`R R`), as a table with one row per head, and next-token accuracy on each copy of R.
+
+    Attention weights need eager attention; the model's own implementation is restored after."""
     import polars as pl
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .mechanism import head_scores, repeated_sequences
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager").eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    letters = tokenizer("".join(chr(c) for c in range(ord("A"), ord("Z") + 1)) + "abcdefghijklmnopqrstuvwxyz",
-                        add_special_tokens=False).input_ids
-    sequences = repeated_sequences(letters, min(segment, len(letters)), count, seed, prefix=[tokenizer.bos_token_id])
-    scores = head_scores(model, sequences, min(segment, len(letters)), prefix=1)
+    letters = tokenizer(LETTERS, add_special_tokens=False).input_ids
+    segment = min(segment, len(letters))
+    sequences = repeated_sequences(letters, segment, count, seed, prefix=[tokenizer.bos_token_id])
+    device = next(model.parameters()).device
+    before = model.config._attn_implementation
+    model.set_attn_implementation("eager")
+    try:
+        scores = head_scores(model, sequences, segment, prefix=1)
+        predicted = model(input_ids=sequences.to(device)).logits[:, :-1].argmax(-1).cpu()
+    finally:
+        model.set_attn_implementation(before)
+    right = predicted == sequences[:, 1:]  # right[:, t] scores the prediction of token t + 1
+    repeat_accuracy = {"first_pass_accuracy": right[:, 1:segment].float().mean().item(),  # tokens 2..L of R
+                       "repeat_accuracy": right[:, segment + 1:2 * segment].float().mean().item()}
     layers, heads = scores["induction"].shape
-    return pl.DataFrame({"layer": [l for l in range(layers) for _ in range(heads)],
-                         "head": [h for _ in range(layers) for h in range(heads)],
-                         **{name: values.reshape(-1).tolist() for name, values in scores.items()}})
+    table = pl.DataFrame({"layer": [l for l in range(layers) for _ in range(heads)],
+                          "head": [h for _ in range(layers) for h in range(heads)],
+                          **{name: values.reshape(-1).tolist() for name, values in scores.items()}})
+    return table, repeat_accuracy
+
+
+def probe_summary(model, tokenizer, segment: int = 40) -> dict:
+    """Best induction and anti-induction score over heads, and next-token accuracy on the repeat."""
+    table, accuracy = probe_heads(model, tokenizer, segment)
+    return {"best_induction": float(table.get_column("induction").max()),
+            "best_anti_induction": float(table.get_column("anti_induction").max()), **accuracy}
+
+
+def induction_probe(model_dir, segment: int = 40, count: int = 32, seed: int = 0):
+    """`probe_heads` of a saved model (in float32)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    return probe_heads(model, AutoTokenizer.from_pretrained(model_dir), segment, count, seed)

@@ -63,13 +63,15 @@ class History:
     steps: list[int] = field(default_factory=list)
     losses: list[float] = field(default_factory=list)  # mean training loss since the last evaluation
     accuracies: list[float] = field(default_factory=list)  # validation accuracy at that step
+    metrics: list[dict] = field(default_factory=list)  # anything else the evaluation reported then
 
 
 class TrainingRun:
     """One model being trained; `step()` advances it by one optimiser step.
 
     batch_for(step) -> dict of CPU tensors (input_ids, labels, optional position_ids);
-    evaluate(model) -> validation accuracy in [0, 1].
+    evaluate(model) -> validation accuracy in [0, 1], or a dict with "accuracy" and other metrics
+    to keep in the history.
     fingerprint: anything that identifies the run's settings; a checkpoint made under another
     fingerprint is ignored rather than resumed.
     """
@@ -156,7 +158,10 @@ class TrainingRun:
     def _evaluate(self) -> bool:
         self.model.eval()
         with torch.no_grad():
-            accuracy = float(self.evaluate(self.model))
+            result = self.evaluate(self.model)
+        metrics = dict(result) if isinstance(result, dict) else {"accuracy": result}
+        accuracy = float(metrics.pop("accuracy"))
+        self.history.metrics.append(metrics)
         self.history.steps.append(self.step_count)
         self.history.losses.append(float(self._loss_sum) / max(1, self._loss_count))
         self.history.accuracies.append(accuracy)
