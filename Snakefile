@@ -19,6 +19,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/scratch.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/icl.smk"
+include: "workflow/rules/finetune.smk"
 
 
 rule all:
@@ -28,4 +29,5 @@ rule all:
         scratch_outputs(),
         pretrain_outputs(),
         icl_outputs(),
+        finetune_outputs(),
     default_target: True

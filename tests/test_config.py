@@ -52,6 +52,13 @@ def test_validation_does_not_modify_its_input():
     ("icl.lengths", {"retrieval": [4], "copying": [6]}, "icl.lengths.retrieval[0]", "too short for task NRLast"),
     ("icl.lengths", {"retrieval": [8], "copying": [60]}, "icl.lengths.copying[0]", "exceeds|distinct symbols"),
     ("data.chars.unique_retrieval", {"alphabet_size": 63}, "icl.lengths.retrieval[0]", "exceeds the 62 symbols"),
+    ("scratch.family_overrides", {"retrieval": {"model": {"layerz": 4}}}, "scratch.family_overrides.retrieval.model",
+     "'layerz' was unexpected"),
+    ("scratch.family_overrides", {"copying": {"training": {"lr": 0}}},
+     "scratch.family_overrides.copying.training.lr", "less than or equal to the minimum"),
+    ("scratch.family_overrides", {"copying": {"optimizer": {}}}, "scratch.family_overrides.copying",
+     "'optimizer' was unexpected"),
+    ("finetune.models", ["gpt2"], "finetune.models[0]", "'gpt2' is not in the model registry"),
 ])
 def test_bad_config_names_the_key(path, value, key, words):
     with pytest.raises(ConfigError, match=words) as error:

@@ -1,4 +1,5 @@
-"""The in-context stage through Snakemake, with a tiny local model; a hub id while offline fails first."""
+"""The pretrained-model stages (in context, fine-tuning, the comparison) through Snakemake with a
+tiny local model; a hub id while offline fails first."""
 
 import shutil
 
@@ -22,12 +23,16 @@ def icl_config(model_path) -> dict:
     return config
 
 
-def test_icl_stage_end_to_end(tmp_path):
+def save_tiny_model(path):
     tokenizer = build_char_tokenizer()
     torch.manual_seed(0)
     GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=512,
-                               eos_token_id=tokenizer.eos_token_id)).save_pretrained(tmp_path / "tiny")
-    tokenizer.save_pretrained(tmp_path / "tiny")
+                               eos_token_id=tokenizer.eos_token_id)).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+
+
+def test_icl_stage_end_to_end(tmp_path):
+    save_tiny_model(tmp_path / "tiny")
     config = icl_config(tmp_path / "tiny")
     run = snakemake(tmp_path, config)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -66,3 +71,27 @@ def test_unknown_model_name(tmp_path):
     config["icl"]["models"] = ["tiny", "llama"]
     run = snakemake(tmp_path, config)
     assert "config key icl.models[1]: 'llama' is not in the model registry" in run.stdout + run.stderr
+
+
+def test_finetune_stage_and_the_comparison(tmp_path):
+    save_tiny_model(tmp_path / "tiny")
+    config = icl_config(tmp_path / "tiny")
+    config["scratch"]["enabled"] = True
+    config["finetune"] = {"models": ["tiny"], "train_lengths": {"retrieval": "5-8", "copying": "2-5"},
+                          "test_bins": {"retrieval": ["5-8", "9-10"], "copying": ["2-5", "6-7"]},
+                          "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "eval_every": 3,
+                                       "checkpoint_every": 3, "eval_examples": 8}}
+    run = snakemake(tmp_path, config)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tables = tmp_path / "results" / "tables"
+    finetune = pl.read_parquet(tables / "finetune.parquet")
+    assert finetune.height == len(config["tasks"]) * 2 and set(finetune.get_column("model")) == {"tiny"}
+    assert {"config_hash", "code_version", "device", "seed"} <= set(finetune.columns)
+    assert "Fine-tuned: teacher-forced exact match" in (tables / "finetune.md").read_text()
+    comparison = pl.read_parquet(tables / "comparison.parquet")
+    assert set(comparison.get_column("experiment")) == {"from scratch", "in context", "fine-tuned"}
+    assert set(comparison.filter(pl.col("experiment") == "fine-tuned").get_column("condition")) == {"9-10", "6-7"}
+    assert "UL / UR" in (tables / "comparison.md").read_text()
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model")
+    assert model.config.model_type == "gpt2"

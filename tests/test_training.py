@@ -26,15 +26,38 @@ import json, sys, torch
 torch.set_num_threads(1)
 from lengthgen.runtime import configure
 configure(1)
-from lengthgen.scratch import train_scratch_model
-summary = train_scratch_model("NF", "ape", 3, json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], progress=False)
+section, kind = json.loads(sys.argv[1]), sys.argv[4]
+if kind == "scratch":
+    from lengthgen.scratch import train_scratch_model
+    summary = train_scratch_model("NF", "ape", 3, section, sys.argv[2], sys.argv[3], progress=False)
+else:  # fine-tuning a (tiny) pretrained model through accelerate
+    from lengthgen.finetune import finetune_model
+    from lengthgen.registry import ModelEntry
+    entry = ModelEntry("tiny", section["model_path"])
+    summary = finetune_model(entry, "NF", 3, section, sys.argv[2], sys.argv[3], progress=False)
 print(json.dumps(summary))
 """
 
 
-def run_job(tmp_path, name):
-    return subprocess.Popen([sys.executable, "-c", JOB, json.dumps(SECTION), str(tmp_path / name / "model"),
-                             str(tmp_path / name / "ckpt")], stdout=subprocess.PIPE, text=True)
+def run_job(tmp_path, name, kind="scratch", section=SECTION):
+    return subprocess.Popen([sys.executable, "-c", JOB, json.dumps(section), str(tmp_path / name / "model"),
+                             str(tmp_path / name / "ckpt"), kind], stdout=subprocess.PIPE, text=True)
+
+
+def finetune_section(tmp_path) -> dict:
+    """SECTION for fine-tuning a tiny GPT-2 with the character tokenizer, saved under tmp_path."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from lengthgen.char_tokenizer import build_char_tokenizer
+
+    tokenizer = build_char_tokenizer()
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=64,
+                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
+                               resid_pdrop=0.1)).save_pretrained(tmp_path / "pretrained")
+    tokenizer.save_pretrained(tmp_path / "pretrained")
+    section = {k: v for k, v in SECTION.items() if k != "model"}
+    return {**section, "model_path": str(tmp_path / "pretrained"), "data": {"alphabet_size": 52, "pool_fraction": None}}
 
 
 def weights(path):
@@ -43,7 +66,7 @@ def weights(path):
 
 
 def test_labels_sit_on_the_answer_and_the_model_shifts_them():
-    example = encode_example([0, 1, 2], 1, [2], symbol_id)
+    example = encode_example([0, 1, 2], 1, [2])
     assert example.ids == [BOS, symbol_id(0), symbol_id(1), symbol_id(2), SEP, symbol_id(1), symbol_id(2), EOS]
     batch = collate([example])
     assert batch["labels"].tolist() == [[IGNORE] * 6 + [symbol_id(2), EOS]]
@@ -58,19 +81,21 @@ def test_labels_sit_on_the_answer_and_the_model_shifts_them():
 
 
 def test_position_offsets_shift_position_ids_and_stay_in_the_table():
-    a, b = encode_example([0, 1], None, [0, 1], symbol_id), encode_example([0, 1, 2, 3], None, [0, 1, 2, 3], symbol_id)
+    a, b = encode_example([0, 1], None, [0, 1]), encode_example([0, 1, 2, 3], None, [0, 1, 2, 3])
     batch = collate([a, b], offsets=[3, 0], max_position=11)
     assert batch["position_ids"][0].tolist() == [3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10]  # padding clamped
     assert batch["position_ids"][1].tolist() == list(range(11))
 
 
 @pytest.mark.slow
-def test_killed_training_resumes_bit_for_bit(tmp_path):
-    straight = run_job(tmp_path, "straight")
+@pytest.mark.parametrize("kind", ["scratch", "finetune"])
+def test_killed_training_resumes_bit_for_bit(tmp_path, kind):
+    section = SECTION if kind == "scratch" else finetune_section(tmp_path)
+    straight = run_job(tmp_path, "straight", kind, section)
     reference = json.loads(straight.communicate(timeout=300)[0])
     assert reference["resumed_from"] is None
 
-    victim = run_job(tmp_path, "killed")
+    victim = run_job(tmp_path, "killed", kind, section)
     checkpoint = tmp_path / "killed" / "ckpt" / "state.pt"
     deadline = time.time() + 120
     while not checkpoint.exists() and time.time() < deadline:
@@ -80,7 +105,7 @@ def test_killed_training_resumes_bit_for_bit(tmp_path):
     assert victim.returncode == -signal.SIGKILL
     assert not (tmp_path / "killed" / "model").exists(), "killed before the end, so no model yet"
 
-    resumed = json.loads(run_job(tmp_path, "killed").communicate(timeout=300)[0])
+    resumed = json.loads(run_job(tmp_path, "killed", kind, section).communicate(timeout=300)[0])
     assert resumed["resumed_from"] and 0 < resumed["resumed_from"] < SECTION["training"]["max_steps"]
     assert resumed["history"] == reference["history"]
     assert resumed["steps"] == reference["steps"]

@@ -84,6 +84,15 @@ def test_changing_one_generator_setting_reruns_only_its_jobs(finished):
     assert {rule for rule, _ in jobs} == {"data", "scratch_train", "scratch_eval", "scratch_table", "data_summary", "all"}
 
 
+def test_a_family_override_reruns_only_that_family(finished):
+    workdir, config = finished
+    config = copy.deepcopy(config)
+    config["scratch"]["family_overrides"] = {"retrieval": {"model": {"layers": 2}}}
+    jobs = planned_jobs(workdir, config)
+    trained = {w["task"] for rule, w in jobs if rule == "scratch_train"}
+    assert trained == {"UR", "UL", "NRLast"}
+
+
 def test_changing_an_eval_setting_keeps_the_models(finished):
     workdir, config = finished
     config = copy.deepcopy(config)

@@ -62,20 +62,45 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     if errors:
         error = jsonschema.exceptions.best_match(errors)
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
+    check_family_overrides(config, schema if schema is not None else load_schema())
     check_grid(config)
     check_models(config, check_availability)
     return config
 
 
+def scratch_family_settings(scratch: dict, family: str) -> dict:
+    """The from-scratch `model` and `training` settings of one task family (overrides applied)."""
+    override = scratch["family_overrides"].get(family, {})
+    return {part: {**scratch[part], **override.get(part, {})} for part in ("model", "training")}
+
+
+def check_family_overrides(config: dict, schema: dict) -> None:
+    scratch_schema = schema["properties"]["scratch"]["properties"]
+    for family, override in config["scratch"]["family_overrides"].items():
+        merged = scratch_family_settings(config["scratch"], family)
+        for part in override:
+            error = jsonschema.exceptions.best_match(
+                jsonschema.Draft202012Validator(scratch_schema[part]).iter_errors(merged[part]))
+            if error is not None:
+                inner = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+                raise ConfigError(f"config key scratch.family_overrides.{family}.{part}{inner}: {error.message}")
+
+
+def used_models(config: dict) -> list[tuple[str, str]]:
+    """(config key, registry name) of every model a stage uses."""
+    return [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune")
+            for i, name in enumerate(config[stage]["models"])]
+
+
 def check_models(config: dict, check_availability: bool = True) -> None:
-    """Every model the in-context stage names is in the registry and can be loaded here."""
+    """Every model a stage names is in the registry and (unless told not to) can be loaded here."""
     from .registry import ModelEntry, ModelUnavailable, check_available
 
-    for i, name in enumerate(config["icl"]["models"]):  # names first: a typo is reported before slow checks
+    for key, name in used_models(config):  # names first: a typo is reported before slow checks
         if name not in config["models"]:
             known = ", ".join(sorted(config["models"])) or "none"
-            raise ConfigError(f"config key icl.models[{i}]: {name!r} is not in the model registry (models: {known})")
-    for name in config["icl"]["models"] if check_availability else []:
+            raise ConfigError(f"config key {key}: {name!r} is not in the model registry (models: {known})")
+    for name in dict.fromkeys(name for _, name in used_models(config)) if check_availability else []:
         try:
             check_available(ModelEntry.from_config(name, config["models"][name]))
         except ModelUnavailable as error:
@@ -108,6 +133,11 @@ def _length_settings(config: dict):
     for family, lengths in config["icl"]["lengths"].items():
         for i, length in enumerate(lengths):
             yield f"icl.lengths.{family}[{i}]", "chars", length, family
+    if config["finetune"]["models"]:
+        for family in FAMILIES:
+            yield f"finetune.train_lengths.{family}", "chars", config["finetune"]["train_lengths"][family], family
+            for i, lengths in enumerate(config["finetune"]["test_bins"][family]):
+                yield f"finetune.test_bins.{family}[{i}]", "chars", lengths, family
 
 
 def check_grid(config: dict) -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import polars as pl
 import pyarrow.parquet as pq
+import torch
 
 from .evaluation import score, teacher_forced_accuracy
 from .generate import LengthSpec
 from .models import build_model, save_hf_directory, uses_absolute_positions
-from .sequences import TrainingStream, encode_example, encoded_examples, sequence_length
+from .sequences import SCRATCH_LAYOUT, Layout, TrainingStream, encode_example, encoded_examples, sequence_length
 from .tasks import MIRROR_PAIRS, get_task
 from .theory import theory_table
 from .training import TrainingRun, TrainSettings, pick_device, train
-from .vocab import EOS, PAD, build_tokenizer, symbol_id, vocab_size
+from .vocab import SPECIALS, build_tokenizer, vocab_size
 
 
 def train_scratch_model(task: str, pe: str, seed: int, section: dict, model_dir, checkpoint_dir,
@@ -48,19 +49,22 @@ def train_scratch_model(task: str, pe: str, seed: int, section: dict, model_dir,
 
 
 def evaluate_file(model_dir, data_path, batch_size: int = 256, greedy: bool = True,
-                  precision: str = "fp32") -> pl.DataFrame:
-    """Per-example exact match of a saved model on one evaluation file."""
+                  precision: str = "fp32", layout: Layout = SCRATCH_LAYOUT, alphabet_size: int | None = None) -> pl.DataFrame:
+    """Per-example exact match of a saved model on one evaluation file; predictions as symbols
+    (-1 for a token that is no symbol)."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir).to(pick_device())
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(pick_device())
     rows = pq.read_table(data_path).to_pylist()
-    examples = [encode_example(r["context"], r["query"], r["target"], symbol_id) for r in rows]
+    examples = [encode_example(r["context"], r["query"], r["target"], layout) for r in rows]
     target_lengths = [len(r["target"]) for r in rows]
-    scored = score(model, examples, target_lengths, batch_size, greedy=greedy, eos_id=EOS, pad_id=PAD,
+    scored = score(model, examples, target_lengths, batch_size, greedy=greedy, eos_id=layout.eos, pad_id=layout.pad,
                    precision=precision)
+    alphabet = alphabet_size or model.config.vocab_size - len(SPECIALS)  # a from-scratch vocabulary
+    symbol_of = {layout.to_id(s): s for s in range(alphabet)}
 
     def to_symbol(tokens):
-        return [t - symbol_id(0) for t in tokens]
+        return [symbol_of.get(t, -1) for t in tokens]
 
     return pl.DataFrame({
         "example": [r["example"] for r in rows],
@@ -73,13 +77,14 @@ def evaluate_file(model_dir, data_path, batch_size: int = 256, greedy: bool = Tr
     }, schema_overrides={"greedy": pl.Boolean})
 
 
-def scratch_table(results: pl.DataFrame, bins: dict[str, list[str]]) -> pl.DataFrame:
+def scratch_table(results: pl.DataFrame, bins: dict[str, list[str]], unit: str = "pe") -> pl.DataFrame:
     """Mean and spread over seeds per (task, PE, bin), with the theory prediction and the mirror task.
 
-    results: one row per (task, pe, seed, bin) with teacher_forced and greedy accuracy;
-    bins: the bins of each task family, in order (the last is the family's longest bin).
+    results: one row per (task, unit, seed, bin) with teacher_forced and greedy accuracy;
+    bins: the bins of each task family, in order (the last is the family's longest bin);
+    unit: what was trained, "pe" (from scratch) or "model" (fine-tuned).
     """
-    per_cell = results.group_by(["task", "pe", "bin"]).agg(
+    per_cell = results.group_by(["task", unit, "bin"]).agg(
         pl.col("teacher_forced").mean().alias("accuracy"),
         pl.col("teacher_forced").std().alias("accuracy_std"),
         pl.col("greedy").mean().alias("greedy_accuracy"),
@@ -87,15 +92,15 @@ def scratch_table(results: pl.DataFrame, bins: dict[str, list[str]]) -> pl.DataF
     )
     theory = theory_table().select("task", "family", "mirror", pl.col("c_rasp_pos").alias("predicted_to_generalise"))
     table = per_cell.join(theory, on="task")
-    mirror = table.select(pl.col("task").alias("mirror"), "pe", "bin", pl.col("accuracy").alias("mirror_accuracy"))
-    table = table.join(mirror, on=["mirror", "pe", "bin"], how="left")
+    mirror = table.select(pl.col("task").alias("mirror"), unit, "bin", pl.col("accuracy").alias("mirror_accuracy"))
+    table = table.join(mirror, on=["mirror", unit, "bin"], how="left")
     task_order = {t: i for i, t in enumerate(t for pair in MIRROR_PAIRS for t in reversed(pair))}
     bin_order = pl.struct("family", "bin").map_elements(lambda r: bins[r["family"]].index(r["bin"]),
                                                         return_dtype=pl.Int32)
     return (table.with_columns(bin_order.alias("_bin"),
                                pl.col("task").replace_strict(task_order, return_dtype=pl.Int32).alias("_task"))
-            .sort(["pe", "_task", "_bin"]).drop("_bin", "_task")
-            .select("pe", "task", "family", "bin", "accuracy", "accuracy_std", "greedy_accuracy", "seeds",
+            .sort([unit, "_task", "_bin"]).drop("_bin", "_task")
+            .select(unit, "task", "family", "bin", "accuracy", "accuracy_std", "greedy_accuracy", "seeds",
                     "predicted_to_generalise", "mirror", "mirror_accuracy"))
 
 
@@ -106,34 +111,35 @@ def history_frame(summary: dict) -> pl.DataFrame:
                         schema={"step": pl.Int64, "train_loss": pl.Float64, "validation_accuracy": pl.Float64})
 
 
-def read_evals(eval_paths) -> pl.DataFrame:
+def read_evals(eval_paths, unit: str = "pe") -> pl.DataFrame:
     """The per-example columns both tables need, read once from every evaluation file."""
-    columns = ["task", "pe", "seed", "bin", "length", "teacher_forced", "greedy"]
+    columns = ["task", unit, "seed", "bin", "length", "teacher_forced", "greedy"]
     return pl.concat([pl.read_parquet(p, columns=columns) for p in eval_paths])
 
 
-def per_run_accuracy(evals: pl.DataFrame) -> pl.DataFrame:
-    """One row per (task, pe, seed, bin): the share of examples right."""
-    return evals.group_by(["task", "pe", "seed", "bin"]).agg(
+def per_run_accuracy(evals: pl.DataFrame, unit: str = "pe") -> pl.DataFrame:
+    """One row per (task, unit, seed, bin): the share of examples right."""
+    return evals.group_by(["task", unit, "seed", "bin"]).agg(
         pl.col("teacher_forced").mean(), pl.col("greedy").cast(pl.Float64).mean())
 
 
-def accuracy_by_length(evals: pl.DataFrame) -> pl.DataFrame:
-    """Accuracy per (task, pe, length): mean over seeds of each seed's share right at that length."""
-    per_seed = evals.group_by(["task", "pe", "seed", "length"]).agg(
+def accuracy_by_length(evals: pl.DataFrame, unit: str = "pe") -> pl.DataFrame:
+    """Accuracy per (task, unit, length): mean over seeds of each seed's share right at that length."""
+    per_seed = evals.group_by(["task", unit, "seed", "length"]).agg(
         pl.col("teacher_forced").mean(), pl.col("greedy").cast(pl.Float64).mean(), pl.len().alias("examples"))
-    return per_seed.group_by(["task", "pe", "length"]).agg(
+    return per_seed.group_by(["task", unit, "length"]).agg(
         pl.col("teacher_forced").mean().alias("accuracy"), pl.col("teacher_forced").std().alias("accuracy_std"),
         pl.col("greedy").mean().alias("greedy_accuracy"), pl.col("examples").sum(), pl.len().alias("seeds"),
-    ).sort(["pe", "task", "length"])
+    ).sort([unit, "task", "length"])
 
 
-def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: float = 0.1) -> list[str]:
+def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: float = 0.1,
+                 unit: str = "pe") -> list[str]:
     """What contradicts the theory on each family's longest bin: an inexpressible task at or above an
     expressible one of its family, or an expressible mirror pair further apart than `tolerance`.
     Empty = the split holds."""
     problems = []
-    for (pe, family), cell in table.group_by(["pe", "family"], maintain_order=True):
+    for (pe, family), cell in table.group_by([unit, "family"], maintain_order=True):
         cell = cell.filter(pl.col("bin") == bins[family][-1])
         expressible = cell.filter(pl.col("predicted_to_generalise"))
         inexpressible = cell.filter(~pl.col("predicted_to_generalise"))
@@ -158,23 +164,25 @@ def _mean_spread(row: dict) -> str:
     return f"{row['accuracy']:.2f}" if std is None else f"{row['accuracy']:.2f} ± {std:.2f}"
 
 
-def scratch_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict) -> str:
+def scratch_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict, unit: str = "pe",
+                     title: str = "From scratch") -> str:
     """Per family: accuracy per bin (mean ± std over seeds), mirror pairs on adjacent rows; then the verdict."""
-    lines = ["# From scratch: teacher-forced exact match per length bin (mean ± std over seeds)", "",
+    lines = [f"# {title}: teacher-forced exact match per length bin (mean ± std over seeds)", "",
              "The first bin of each family is in distribution. Greedy-decoding accuracy is in the parquet table."]
     for family in ("retrieval", "copying"):
         rows_of_family = table.filter(pl.col("family") == family)
         if rows_of_family.is_empty():
             continue
         family_bins = bins[family]
-        lines += ["", f"## {family}", "", "| PE | task | C-RASP[pos] | " + " | ".join(family_bins) + " |",
+        lines += ["", f"## {family}", "", f"| {'PE' if unit == 'pe' else unit} | task | C-RASP[pos] | "
+                  + " | ".join(family_bins) + " |",
                   "|---|---|---|" + "---|" * len(family_bins)]
-        for (pe, task), rows in rows_of_family.group_by(["pe", "task"], maintain_order=True):
+        for (pe, task), rows in rows_of_family.group_by([unit, "task"], maintain_order=True):
             by_bin = {r["bin"]: r for r in rows.iter_rows(named=True)}
             cells = [_mean_spread(by_bin[b]) if b in by_bin else "" for b in family_bins]
             expressible = "yes" if rows["predicted_to_generalise"][0] else "no"
             lines.append(f"| {pe} | {task} | {expressible} | " + " | ".join(cells) + " |")
-    problems = theory_split(table, bins)
+    problems = theory_split(table, bins, unit=unit)
     longest = ", ".join(f"{f} {b[-1]}" for f, b in bins.items())
     lines += ["", f"Theory split on the longest bins ({longest}): "
               + ("holds (every expressible task above every inexpressible one of its family; "

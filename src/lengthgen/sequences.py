@@ -9,15 +9,50 @@ position i is predicted from position i-1 (no extra shift here: the authors' dou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
 
-from .generate import LengthSpec, generate_inputs, target_of
+from .generate import LengthSpec, encode, generate_inputs, target_of
 from .tasks import get_task
 from .vocab import BOS, EOS, PAD, SEP, symbol_id
 
 IGNORE = -100
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a model spells an example: the data encoding, symbol -> token id, and the special ids."""
+
+    encoding: str  # "tokens" (from-scratch vocabularies) or "chars" (pretrained tokenizers)
+    to_id: Callable[[int], int]
+    bos: int
+    sep: int
+    eos: int
+    pad: int
+
+
+SCRATCH_LAYOUT = Layout("tokens", symbol_id, BOS, SEP, EOS, PAD)
+
+
+def tokenizer_layout(tokenizer, alphabet_size: int, separator: str = ":", model_name: str = "the model") -> Layout:
+    """One character = one token (SPEC section 4): each task symbol, and the separator, must be a
+    single token of this tokenizer; otherwise a clear error naming the character."""
+    def single(char: str) -> int:
+        ids = tokenizer(char, add_special_tokens=False).input_ids
+        if len(ids) != 1 or ids[0] == tokenizer.unk_token_id:
+            raise ValueError(f"the tokenizer of {model_name} has no single token for {char!r} "
+                             f"(it gives {ids}); fine-tuning needs one token per symbol")
+        return ids[0]
+
+    ids = [single(encode([s], "chars")) for s in range(alphabet_size)]
+    eos = tokenizer.eos_token_id
+    if eos is None:
+        raise ValueError(f"the tokenizer of {model_name} has no end-of-sequence token")
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else eos
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    return Layout("chars", ids.__getitem__, bos, single(separator), eos, pad)
 
 
 @dataclass
@@ -28,9 +63,10 @@ class Encoded:
     answer_start: int
 
 
-def encode_example(context, query, target, to_id) -> Encoded:
-    prompt = [BOS, *map(to_id, context), SEP] + ([to_id(query)] if query is not None and query >= 0 else [])
-    return Encoded(prompt + [*map(to_id, target), EOS], len(prompt))
+def encode_example(context, query, target, layout: Layout = SCRATCH_LAYOUT) -> Encoded:
+    to_id = layout.to_id
+    prompt = [layout.bos, *map(to_id, context), layout.sep] + ([to_id(query)] if query is not None and query >= 0 else [])
+    return Encoded(prompt + [*map(to_id, target), layout.eos], len(prompt))
 
 
 def collate(examples: list[Encoded], offsets: list[int] | None = None, max_position: int | None = None,
@@ -63,13 +99,14 @@ def sequence_length(task_name: str, context_length: int) -> int:
     return context_length + target + (4 if task.family == "retrieval" else 3)
 
 
-def encoded_examples(task_name: str, settings: dict, lengths: LengthSpec, count: int, seed: int, stream: str):
-    """Token-encoded examples of a named random stream, with each target's length."""
+def encoded_examples(task_name: str, settings: dict, lengths: LengthSpec, count: int, seed: int, stream: str,
+                     layout: Layout = SCRATCH_LAYOUT):
+    """Encoded examples of a named random stream, with each target's length."""
     task = get_task(task_name)
     examples, target_lengths = [], []
-    for context, query, occurrences in generate_inputs(task, "tokens", settings, lengths, count, seed, stream):
+    for context, query, occurrences in generate_inputs(task, layout.encoding, settings, lengths, count, seed, stream):
         target, _ = target_of(task, context, occurrences)
-        examples.append(encode_example(context, query, target, symbol_id))
+        examples.append(encode_example(context, query, target, layout))
         target_lengths.append(len(target))
     return examples, target_lengths
 
@@ -78,14 +115,15 @@ class TrainingStream:
     """Batch of step s = a pure function of (task, settings, seed, s): resumable at any step."""
 
     def __init__(self, task: str, settings: dict, lengths: LengthSpec, batch_size: int, seed: int,
-                 max_position: int | None):
-        self.task, self.settings, self.lengths = task, settings, lengths
+                 max_position: int | None, layout: Layout = SCRATCH_LAYOUT):
+        self.task, self.settings, self.lengths, self.layout = task, settings, lengths, layout
         self.batch_size, self.seed, self.max_position = batch_size, seed, max_position
 
     def __call__(self, step: int) -> dict:
-        examples, _ = encoded_examples(self.task, self.settings, self.lengths, self.batch_size, self.seed, f"train/{step}")
+        examples, _ = encoded_examples(self.task, self.settings, self.lengths, self.batch_size, self.seed, f"train/{step}",
+                                       self.layout)
         offsets = None
         if self.max_position is not None:
             rng = np.random.default_rng([self.seed, step, 0x0FF5E7])
             offsets = random_offsets(rng, [len(e.ids) for e in examples], self.max_position)
-        return collate(examples, offsets, self.max_position)
+        return collate(examples, offsets, self.max_position, self.layout.pad)

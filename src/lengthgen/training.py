@@ -47,6 +47,22 @@ def pick_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+MIXED_PRECISION = {"fp32": "no", "bf16": "bf16"}
+
+
+def make_accelerator(precision: str):
+    """An Accelerator whose precision is the config's, never an accelerate config file's or the
+    environment's (ACCELERATE_MIXED_PRECISION)."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    if precision not in MIXED_PRECISION:
+        raise ValueError(f"unknown precision {precision!r}; known: {', '.join(MIXED_PRECISION)}")
+    if AcceleratorState._shared_state and AcceleratorState._shared_state.get("_mixed_precision") != MIXED_PRECISION[precision]:
+        AcceleratorState._reset_state()  # the state is a per-process singleton; runs in one process may differ
+    return Accelerator(mixed_precision=MIXED_PRECISION[precision], cpu=not torch.cuda.is_available())
+
+
 def _schedule(settings: TrainSettings):
     def factor(step: int) -> float:
         if step < settings.warmup_steps:
@@ -74,12 +90,15 @@ class TrainingRun:
     to keep in the history.
     fingerprint: anything that identifies the run's settings; a checkpoint made under another
     fingerprint is ignored rather than resumed.
+    accelerator: an `accelerate.Accelerator` (fine-tuning) that places the model and runs mixed
+    precision and the backward pass; without one the engine does both itself.
     """
 
     def __init__(self, model, settings: TrainSettings, batch_for: Callable[[int], dict],
                  evaluate: Callable[[torch.nn.Module], float], checkpoint_dir: str | os.PathLike | None,
-                 fingerprint: dict, device: torch.device | None = None, name: str = "run"):
-        self.device = device or pick_device()
+                 fingerprint: dict, device: torch.device | None = None, name: str = "run", accelerator=None):
+        self.accelerator = accelerator
+        self.device = accelerator.device if accelerator is not None else device or pick_device()
         self.model = model.to(self.device)
         self.settings, self.batch_for, self.evaluate, self.name = settings, batch_for, evaluate, name
         self.fingerprint = config_hash({"fingerprint": fingerprint, "settings": asdict(settings)})
@@ -138,9 +157,14 @@ class TrainingRun:
         s = self.settings
         self.model.train()
         batch = {k: v.to(self.device, non_blocking=True) for k, v in self.batch_for(self.step_count).items()}
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=s.precision == "bf16"):
-            loss = self.model(**batch).loss
-        loss.backward()
+        if self.accelerator is not None:
+            with self.accelerator.autocast():
+                loss = self.model(**batch).loss
+            self.accelerator.backward(loss)
+        else:
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=s.precision == "bf16"):
+                loss = self.model(**batch).loss
+            loss.backward()
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)

@@ -1,7 +1,7 @@
 # Config validation and the grid, shared by every stage.
 import sys
 
-from lengthgen.config import ConfigError, check_models, scratch_lengths, validate_config
+from lengthgen.config import ConfigError, check_models, scratch_family_settings, scratch_lengths, validate_config
 from lengthgen.generate import LengthSpec
 from lengthgen.tasks import TASK_NAMES, get_task
 

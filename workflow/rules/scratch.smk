@@ -6,16 +6,18 @@ SCRATCH = f"{RESULTS}/scratch/{{task}}/{{pe}}/seed{{seed}}"
 def scratch_train_params(wildcards):
     """Only what this model depends on: its generator's settings, lengths, model and training."""
     section = config["scratch"]
-    training = {k: v for k, v in section["training"].items() if k != "schedule"}
-    training["schedule"] = section["training"]["schedule"][wildcards.pe]
-    train_lengths, bins = scratch_lengths(section, get_task(wildcards.task).family)
+    family = get_task(wildcards.task).family
+    settings = scratch_family_settings(section, family)
+    training = {k: v for k, v in settings["training"].items() if k != "schedule"}
+    training["schedule"] = settings["training"]["schedule"][wildcards.pe]
+    train_lengths, bins = scratch_lengths(section, family)
     longest = max(LengthSpec.parse(b).high for b in bins)
     return {
         "data": config["data"]["tokens"][get_task(wildcards.task).generator],
         "train_lengths": train_lengths,
         # Only learned absolute positions depend on the longest test length (table size, offsets).
         "max_length": longest if wildcards.pe == "ape" else None,
-        "model": {k: v for k, v in section["model"].items() if wildcards.pe == "ape" or k != "max_positions"},
+        "model": {k: v for k, v in settings["model"].items() if wildcards.pe == "ape" or k != "max_positions"},
         "training": training,
     }
 
@@ -35,6 +37,12 @@ rule scratch_train:
         "../scripts/scratch_train.py"
 
 
+def scratch_eval_params(wildcards):
+    training = scratch_family_settings(config["scratch"], get_task(wildcards.task).family)["training"]
+    return {"greedy": config["scratch"]["greedy"], "batch_size": training["eval_batch_size"],
+            "precision": training["precision"]}
+
+
 rule scratch_eval:
     input:
         model=f"{SCRATCH}/model",
@@ -42,11 +50,7 @@ rule scratch_eval:
     output:
         f"{SCRATCH}/eval/{{lengths}}.parquet",
     params:
-        section=lambda w: {
-            "greedy": config["scratch"]["greedy"],
-            "batch_size": config["scratch"]["training"]["eval_batch_size"],
-            "precision": config["scratch"]["training"]["precision"],
-        },
+        section=scratch_eval_params,
     threads: 1
     resources:
         runtime=60,

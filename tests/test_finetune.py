@@ -1,0 +1,72 @@
+"""Fine-tuning: one token per symbol, labels on the model's own shift, the saved model, its evaluation."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from lengthgen.char_tokenizer import build_char_tokenizer
+from lengthgen.generate import make_dataset
+from lengthgen.sequences import IGNORE, collate, encode_example, tokenizer_layout
+from test_training import finetune_section
+
+TOKENIZER = build_char_tokenizer()
+
+
+def test_every_symbol_must_be_one_token():
+    layout = tokenizer_layout(TOKENIZER, 62)
+    assert layout.to_id(0) == TOKENIZER.convert_tokens_to_ids("A") and layout.sep == TOKENIZER.convert_tokens_to_ids(":")
+    small = build_char_tokenizer("ABC:")
+    with pytest.raises(ValueError, match=r"the tokenizer of 'gpt-x' has no single token for 'D'"):
+        tokenizer_layout(small, 5, model_name="'gpt-x'")
+
+
+def test_labels_follow_the_models_own_shift(tmp_path):
+    """The target token is predicted at the position before it: the loss the model computes from our
+    labels equals cross-entropy of the logits one position earlier (the authors shifted twice)."""
+    section = finetune_section(tmp_path)
+    model = AutoModelForCausalLM.from_pretrained(section["model_path"]).eval()
+    layout = tokenizer_layout(TOKENIZER, 52)
+    example = encode_example([0, 1, 2], None, [2, 1, 0], layout)  # UB: A B C -> C B A
+    assert TOKENIZER.decode(example.ids[example.answer_start:-1]) == "CBA"
+    batch = collate([example], pad_id=layout.pad)
+    labels = batch["labels"][0].tolist()
+    assert labels[:example.answer_start] == [IGNORE] * example.answer_start
+    assert labels[example.answer_start:] == example.ids[example.answer_start:]
+    logits = model(input_ids=batch["input_ids"]).logits[0]
+    start, end = example.answer_start, len(example.ids)
+    answer = torch.tensor(example.ids[start:end])
+    right = torch.nn.functional.cross_entropy(logits[start - 1:end - 1], answer)
+    shifted_twice = torch.nn.functional.cross_entropy(logits[start - 2:end - 2], answer)
+    loss = model(**batch).loss
+    assert torch.allclose(loss, right) and not torch.allclose(loss, shifted_twice)
+
+
+@pytest.mark.slow
+def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
+    from lengthgen.finetune import finetune_model
+    from lengthgen.registry import ModelEntry
+    from lengthgen.scratch import evaluate_file
+
+    section = json.loads(json.dumps(finetune_section(tmp_path)))
+    section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10)
+    summary = finetune_model(ModelEntry("tiny", section["model_path"]), "UB", 0, section, tmp_path / "ft",
+                             tmp_path / "ck", progress=False)
+    assert summary["steps"] == 30 and summary["history"]["steps"] == [10, 20, 30]
+    assert AutoTokenizer.from_pretrained(tmp_path / "ft").convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
+    pq.write_table(make_dataset("UB", "chars", {"alphabet_size": 52}, "9", 6, 0), tmp_path / "d.parquet")
+    frame = evaluate_file(tmp_path / "ft", tmp_path / "d.parquet", layout=tokenizer_layout(TOKENIZER, 52),
+                          alphabet_size=52)
+    assert frame.height == 6 and frame.get_column("length").to_list() == [9] * 6
+    assert all(-1 <= s < 52 for row in frame.get_column("teacher_forced_prediction") for s in row)
+
+
+def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
+    from lengthgen.finetune import finetune_model
+    from lengthgen.registry import ModelEntry
+
+    section = {**finetune_section(tmp_path), "max_length": 40}  # UF at 40 needs 83 tokens; the model has 64
+    with pytest.raises(ValueError, match="'tiny' has 64 positions; task UF at length 40 needs 83 tokens"):
+        finetune_model(ModelEntry("tiny", section["model_path"]), "UF", 0, section, tmp_path / "ft", None, progress=False)
