@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import torch
+import yaml
 
 from lengthgen.decoding import _cut, greedy_decode
 from lengthgen.generate import make_dataset
@@ -35,8 +36,9 @@ def load_model(path: Path, device: str):
     tokenizer = build_char_tokenizer()
     special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                    pad_token_id=tokenizer.pad_token_id)
-    model = build_char_model("gpt2", len(tokenizer), 512, layers=4, heads=8, d_model=256, seed=0, special_ids=special)
-    return model.to(device).eval(), tokenizer, "random gpt2 4x256 (no shipped model found)"
+    preset = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())["pretrain"]
+    model = build_char_model("gpt2", len(tokenizer), preset["context"], seed=0, special_ids=special, **preset["model"])
+    return model.to(device).eval(), tokenizer, f"random gpt2 of the pretrain preset's shape {preset['model']} (no shipped model)"
 
 
 def per_example(model, tokenizer, requests) -> list[str]:
@@ -55,7 +57,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=EMBEDDED)
     parser.add_argument("--tasks", nargs="+", default=["UR", "NLFirst", "UF", "UB"])
-    parser.add_argument("--length", default="30")
+    parser.add_argument("--length", default="15")
     parser.add_argument("--examples", type=int, default=32, help="per task")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
@@ -63,13 +65,14 @@ def main() -> None:
     device = configure(args.threads)
     model, tokenizer, name = load_model(args.model, str(device))
     settings = {"alphabet_size": 52, "pool_fraction": 1 / 3, "occurrence_divisor": 4}
-    requests = []
+    files = []  # as in the pipeline: one file per task, decoded on its own
     for task in args.tasks:
         rows = make_dataset(task, "chars", settings, args.length, args.examples, 0).to_pylist()
-        requests += build_requests(tokenizer, rows, task, settings, 0, "bare")[1]
+        files.append(build_requests(tokenizer, rows, task, settings, 0, "bare")[1])
+    requests = [r for file in files for r in file]
     greedy_decode(model, tokenizer, requests[:2], batch_size=2)  # warm-up
     start = time.perf_counter()
-    batched = greedy_decode(model, tokenizer, requests, batch_size=args.batch_size)
+    batched = [a for file in files for a in greedy_decode(model, tokenizer, file, batch_size=args.batch_size)]
     batched_s = time.perf_counter() - start
     start = time.perf_counter()
     reference = per_example(model, tokenizer, requests)

@@ -50,3 +50,27 @@ def test_batched_equals_per_example_generate(kind, batch_size):
 def test_stop_strings_and_budget():
     assert _cut("a b <eos> c", ("<eos>", "\n")) == ("a b ", True)
     assert _cut("abc", ("\n",)) == ("abc", False)
+
+
+def few_shot_requests():
+    from lengthgen.generate import make_dataset
+    from lengthgen.icl import build_requests
+
+    requests = []
+    for task, length in (("NLFirst", "12-16"), ("UB", "6-9")):
+        settings = {"alphabet_size": 52, "pool_fraction": 1 / 3, "occurrence_divisor": 4}
+        rows = make_dataset(task, "chars", settings, length, 4, 0).to_pylist()
+        requests += build_requests(TOKENIZER, rows, task, settings, 0, "rule", shots=2)[1]
+    return requests
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2"])
+def test_shared_demonstrations_are_encoded_once_with_the_same_answers(kind):
+    from lengthgen.decoding import _shared_prefix
+
+    model = tiny(kind).eval()
+    requests = few_shot_requests()
+    encoded = [TOKENIZER(r.prompt, add_special_tokens=False).input_ids for r in requests[:4]]
+    assert _shared_prefix(encoded) > 40  # the rule and two demonstrations
+    for group in (requests[:4], requests[4:]):  # one batch per task: the prefix path is taken
+        assert greedy_decode(model, TOKENIZER, group, batch_size=4) == [reference(model, r) for r in group]
