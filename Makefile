@@ -7,7 +7,7 @@ CORES ?= all
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo torch || echo torch==2.13.0)
 TORCH_INDEX ?=
 
-.PHONY: setup run test report dryrun-paper clean
+.PHONY: setup run test report dryrun-paper embedded clean
 
 setup: $(VENV)/.installed
 
@@ -20,9 +20,21 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 run: setup
 	$(VENV)/bin/snakemake --cores $(CORES)
+	$(VENV)/bin/snakemake --report results/report.html
+
+report: run
 
 test: setup
 	$(VENV)/bin/pytest -q
+
+# Remakes the shipped embedded model (resources/embedded/): the pretrain stage, then a copy of its
+# output with its provenance (about 40 minutes on 2 CPU cores, minutes on a GPU).
+embedded: setup
+	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml --cores $(CORES)
+	rm -rf resources/embedded/gpt2 && mkdir -p resources/embedded
+	cp -r results/pretrain/gpt2/model resources/embedded/gpt2
+	cp results/pretrain/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
+	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
 
 dryrun-paper: setup
 	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet

@@ -14,12 +14,16 @@ if not workflow.overwrite_configfiles:
     configfile: os.path.join(workflow.basedir, "config.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/scratch.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/icl.smk"
 include: "workflow/rules/finetune.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -30,4 +34,5 @@ rule all:
         pretrain_outputs(),
         icl_outputs(),
         finetune_outputs(),
+        report_outputs(),
     default_target: True

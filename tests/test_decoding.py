@@ -74,3 +74,9 @@ def test_shared_demonstrations_are_encoded_once_with_the_same_answers(kind):
     assert _shared_prefix(encoded) > 40  # the rule and two demonstrations
     for group in (requests[:4], requests[4:]):  # one batch per task: the prefix path is taken
         assert greedy_decode(model, TOKENIZER, group, batch_size=4) == [reference(model, r) for r in group]
+
+
+def test_prompts_longer_than_the_position_table_are_an_error():
+    model = tiny("gpt2").eval()  # 256 positions
+    with pytest.raises(ValueError, match="need 260 positions, more than the model's 256"):
+        greedy_decode(model, TOKENIZER, [Request("a" * 250, 10)])

@@ -58,6 +58,23 @@ def test_scratch_outputs(finished):
     assert history["config"]["training"]["schedule"] == "linear" and history["steps"] <= 20
 
 
+def test_figures_tables_index_and_report(finished):
+    workdir, config = finished
+    results = workdir / "results"
+    for stem in ("scratch_bins", "scratch_by_length"):
+        assert (results / "figures" / f"{stem}.png").stat().st_size > 1000
+        assert (results / "figures" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
+    index = pl.read_parquet(results / "tables" / "index.parquet")
+    assert index.get_column("table").to_list() == ["theory", "data_summary", "scratch"]
+    assert index.filter(pl.col("table") == "scratch").get_column("rule").item() == "scratch_table"
+    assert {"config_hash", "code_version", "device", "seed"} <= set(index.columns)
+    assert (results / "tables" / "scratch.csv").read_text().startswith("pe,task,family,bin,accuracy")
+    run = snakemake(workdir, config, "--report", "results/report.html")
+    assert run.returncode == 0, run.stderr[-2000:]
+    html = (results / "report.html").read_text()
+    assert "From-scratch models (ape)" in html and "Training lengths 1-8" in html
+
+
 def test_second_run_does_nothing(finished):
     workdir, config = finished
     assert planned_jobs(workdir, config) == []

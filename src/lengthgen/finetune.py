@@ -15,19 +15,11 @@ import torch
 
 from .evaluation import teacher_forced_accuracy
 from .generate import LengthSpec
-from .models import save_hf_directory, uses_absolute_positions
+from .models import position_limit, save_hf_directory
 from .prediction_cache import model_identity
 from .registry import ModelEntry, load_model, load_tokenizer
 from .sequences import TrainingStream, encoded_examples, sequence_length, tokenizer_layout
 from .training import TrainingRun, TrainSettings, make_accelerator, train
-
-
-def position_limit(model) -> int | None:
-    """How many positions an absolute-position model has (None: no learned table)."""
-    if not uses_absolute_positions(model):
-        return None
-    config = model.config
-    return getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
 
 
 def finetune_model(entry: ModelEntry, task: str, seed: int, section: dict, model_dir, checkpoint_dir,

@@ -49,6 +49,14 @@ def uses_absolute_positions(model: PreTrainedModel) -> bool:
     return model.config.model_type in ABSOLUTE_POSITION_TYPES
 
 
+def position_limit(model) -> int | None:
+    """How many positions an absolute-position model has (None: no learned table to run past)."""
+    if not uses_absolute_positions(model):
+        return None
+    config = model.config
+    return getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+
+
 def save_hf_directory(model, tokenizer, model_dir) -> None:
     """Write model and tokenizer as one Hugging Face directory, whole or not at all."""
     model_dir = Path(model_dir)

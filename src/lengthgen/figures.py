@@ -1,0 +1,146 @@
+"""The paper's figures, drawn from the result tables (never from typed-in numbers).
+
+Each function takes the table(s) a rule produced and returns a matplotlib Figure; `save` writes
+it as PNG and PDF. Bars are means with the spread as an error bar (the authors drew mean + std
+as the bar height: a bug). Expressible tasks (C-RASP[pos]) are solid, the others hatched/dashed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from .tables import atomic_path  # noqa: E402
+from .tasks import MIRROR_PAIRS, get_task  # noqa: E402
+
+LEFT, RIGHT = "#c44e52", "#4c72b0"  # left/backward vs right/forward throughout
+
+
+def save(figure, stem) -> list[Path]:
+    """Write `stem`.png and `stem`.pdf atomically; return both paths."""
+    paths = []
+    for suffix in (".png", ".pdf"):
+        path = Path(f"{stem}{suffix}")
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight")
+        paths.append(path)
+    plt.close(figure)
+    return paths
+
+
+def _families(frame: pl.DataFrame) -> list[str]:
+    present = {get_task(t).family for t in frame.get_column("task").unique()}
+    return [f for f in ("retrieval", "copying") if f in present]
+
+
+def _line_style(task: str) -> dict:
+    t = get_task(task)
+    return {"linestyle": "-" if t.expressible else "--", "marker": "o" if t.induction else "s"}
+
+
+def scratch_bins(table: pl.DataFrame, unit: str = "pe", title: str = "From scratch"):
+    """Accuracy per length bin, one line per task, one panel per (unit, family); error bars = std over seeds."""
+    units = table.get_column(unit).unique(maintain_order=True).to_list()
+    families = _families(table)
+    figure, axes = plt.subplots(len(units), len(families), figsize=(5 * len(families), 3.2 * len(units)),
+                                squeeze=False)
+    for row, name in enumerate(units):
+        for col, family in enumerate(families):
+            ax = axes[row][col]
+            cell = table.filter((pl.col(unit) == name) & (pl.col("family") == family))
+            bins = cell.get_column("bin").unique(maintain_order=True).to_list()
+            for task, rows in cell.group_by("task", maintain_order=True):
+                order = [bins.index(b) for b in rows.get_column("bin")]
+                std = rows.get_column("accuracy_std").fill_null(0.0).to_list()
+                ax.errorbar(order, rows.get_column("accuracy").to_list(), yerr=std, label=task[0], capsize=3,
+                            **_line_style(task[0]))
+            ax.set_xticks(range(len(bins)), bins)
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_title(f"{title}: {name}, {family}")
+            ax.set_xlabel("length bin (first = in distribution)")
+            ax.set_ylabel("exact match")
+            ax.legend(fontsize=7, ncol=2)
+    figure.tight_layout()
+    return figure
+
+
+def mirror_bars(table: pl.DataFrame):
+    """In context: per model and length, each mirror pair as two bars (left, right); bar = mean over
+    seeds and prompt variants, error bar = std over seeds."""
+    overall = table.filter(pl.col("variant") == "all")
+    models = overall.get_column("model").unique(maintain_order=True).to_list()
+    lengths = sorted(overall.get_column("length").unique().to_list())
+    figure, axes = plt.subplots(len(models), len(lengths), figsize=(3.6 * len(lengths), 3 * len(models)),
+                                squeeze=False)
+    for row, model in enumerate(models):
+        for col, length in enumerate(lengths):
+            ax = axes[row][col]
+            cell = overall.filter((pl.col("model") == model) & (pl.col("length") == length))
+            values = {r["task"]: r for r in cell.iter_rows(named=True)}
+            pairs = [p for p in MIRROR_PAIRS if p[0] in values and p[1] in values]
+            for i, (left, right) in enumerate(pairs):
+                for offset, task, colour in ((-0.2, left, LEFT), (0.2, right, RIGHT)):
+                    r = values[task]
+                    ax.bar(i + offset, r["accuracy"], width=0.4, color=colour,
+                           yerr=r["accuracy_std_over_seeds"] or 0.0, capsize=2,
+                           hatch=None if get_task(task).expressible else "//", label=None)
+            ax.set_xticks(range(len(pairs)), [f"{l}/{r}" for l, r in pairs], fontsize=7, rotation=30)
+            ax.set_ylim(0, 1.05)
+            ax.set_title(f"{model}, length {length}", fontsize=9)
+    axes[0][0].bar([], [], color=LEFT, label="left / backward")
+    axes[0][0].bar([], [], color=RIGHT, label="right / forward")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle("In context: mirror pairs (bar = mean, error bar = std over seeds; hatched = not C-RASP[pos])")
+    figure.tight_layout()
+    return figure
+
+
+def accuracy_by_length(by_length: pl.DataFrame, unit: str = "pe", title: str = "From scratch"):
+    """Accuracy against input length, one line per task, one panel per (unit, family)."""
+    units = by_length.get_column(unit).unique(maintain_order=True).to_list()
+    families = _families(by_length)
+    figure, axes = plt.subplots(len(units), len(families), figsize=(5 * len(families), 3.2 * len(units)),
+                                squeeze=False)
+    for row, name in enumerate(units):
+        for col, family in enumerate(families):
+            ax = axes[row][col]
+            cell = by_length.filter((pl.col(unit) == name) & pl.col("task").map_elements(
+                lambda t: get_task(t).family == family, return_dtype=pl.Boolean))
+            for task, rows in cell.sort("length").group_by("task", maintain_order=True):
+                ax.plot(rows.get_column("length").to_list(), rows.get_column("accuracy").to_list(), label=task[0],
+                        markersize=3, **_line_style(task[0]))
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_title(f"{title}: {name}, {family}")
+            ax.set_xlabel("input length")
+            ax.set_ylabel("exact match")
+            ax.legend(fontsize=7, ncol=2)
+    figure.tight_layout()
+    return figure
+
+
+def comparison(rows: pl.DataFrame):
+    """Per mirror pair: left and right accuracy in each experiment (from scratch, in context, fine-tuned)."""
+    systems = rows.select("experiment", "system").unique(maintain_order=True).rows()
+    pairs = [p for p in MIRROR_PAIRS if set(p) <= set(rows.get_column("task"))]
+    figure, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.4), squeeze=False, sharey=True)
+    for i, (left, right) in enumerate(pairs):
+        ax = axes[0][i]
+        for j, (experiment, system) in enumerate(systems):
+            cell = rows.filter((pl.col("experiment") == experiment) & (pl.col("system") == system))
+            value = dict(zip(cell.get_column("task"), cell.get_column("accuracy")))
+            for offset, task, colour in ((-0.2, left, LEFT), (0.2, right, RIGHT)):
+                if task in value:
+                    ax.bar(j + offset, value[task], width=0.4, color=colour)
+        ax.set_xticks(range(len(systems)), [f"{e}\n{s}" for e, s in systems], fontsize=6, rotation=30)
+        ax.set_ylim(0, 1.05)
+        expressible = "C-RASP[pos]" if get_task(left).expressible else "not C-RASP[pos]"
+        ax.set_title(f"{left} / {right} ({expressible})", fontsize=8)
+    axes[0][0].set_ylabel("exact match, longest length")
+    figure.suptitle("Left/backward (red) vs right/forward (blue): from scratch, in context, fine-tuned")
+    figure.tight_layout()
+    return figure
