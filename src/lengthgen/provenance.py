@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 import platform
 import socket
 import subprocess
@@ -59,6 +60,14 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
+SCHEDULER_VARIABLES = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "CUDA_VISIBLE_DEVICES")
+
+
+def scheduler() -> dict:
+    """The batch job (and the GPUs it was given) that made an output, when there is one."""
+    return {name.lower(): os.environ[name] for name in SCHEDULER_VARIABLES if name in os.environ}
+
+
 def collect(section, *, seed=None, device: str = "cpu", extra: dict | None = None) -> dict:
     """The provenance record of one output made from `section` (the rule's params)."""
     record = {
@@ -71,6 +80,7 @@ def collect(section, *, seed=None, device: str = "cpu", extra: dict | None = Non
         "seed": seed,
         "device": device,
         "host": socket.gethostname(),
+        "scheduler": scheduler(),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if extra:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+REPOSITORY = Path(__file__).resolve().parents[2]  # src/lengthgen/registry.py -> the checkout
 DTYPES = ("float32", "bfloat16", "float16", "auto")
 KINDS = ("completion", "chat")
 
@@ -31,10 +32,14 @@ class ModelEntry:
 
     @classmethod
     def from_config(cls, name: str, entry: dict, base_dir: str | Path = ".") -> "ModelEntry":
+        """A relative `path` is looked up in `base_dir` (the working directory), then in the
+        repository (where the shipped models live), so a workflow run elsewhere finds them too."""
         path = entry["path"]
-        local = Path(base_dir) / path
-        if not Path(path).is_absolute() and local.exists():
-            path = str(local)
+        if not Path(path).is_absolute():
+            for root in (Path(base_dir), REPOSITORY):
+                if (root / path).exists():
+                    path = str((root / path).resolve())
+                    break
         return cls(name=name, **{**entry, "path": path})
 
     @property

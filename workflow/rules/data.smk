@@ -9,6 +9,8 @@ def data_params(wildcards):
 
 
 rule data:
+    # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
+    cache: "omit-software"
     output:
         data_path("{encoding}", "{task}", "{lengths}", "{seed}"),
     params:

@@ -5,6 +5,8 @@ PRETRAIN = f"{RESULTS}/pretrain/{{architecture}}"
 
 
 rule pretrain:
+    # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
+    cache: "omit-software"
     output:
         model=directory(f"{PRETRAIN}/model"),
         summary=f"{PRETRAIN}/summary.parquet",
