@@ -32,7 +32,7 @@ test: setup
 embedded: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml --cores $(CORES)
 	rm -rf resources/embedded/gpt2 && mkdir -p resources/embedded
-	cp -r results/pretrain/gpt2/model resources/embedded/gpt2
+	cp -r results/pretrain/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
 	cp results/pretrain/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
 

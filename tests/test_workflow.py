@@ -136,3 +136,31 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
     assert counts["data"] == 10 * 3 * 3 + (6 * 5 + 4 * 6) * 3
     trains = [w for rule, w in jobs if rule == "scratch_train"]
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
+
+
+def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
+    """`cache:` rules (data, pretrain) are shared through SNAKEMAKE_OUTPUT_CACHE with `--cache`."""
+    import os
+    import subprocess
+    import sys
+
+    from snakemake_runner import REPO
+    config = smoke_config()
+    config["scratch"]["enabled"] = False
+    env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(tmp_path / "cache")}
+    (tmp_path / "cache").mkdir()
+    outputs = []
+    for name in ("first", "second"):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        (workdir / "config.yaml").write_text(__import__("yaml").safe_dump(config))
+        run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
+                              "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
+                              "--cores", "2", "--cache"], capture_output=True, text=True, env=env, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        outputs.append(run.stdout + run.stderr)
+    assert "to cache" in outputs[0] and "from cache" not in outputs[0]
+    assert outputs[1].count("from cache") == len(list((tmp_path / "first" / "results" / "data").rglob("*.parquet")))
+    reused = tmp_path / "second" / "results" / "data" / "tokens" / "UR" / "1-8" / "seed0.parquet"
+    assert pl.read_parquet(reused).equals(
+        pl.read_parquet(tmp_path / "first" / "results" / "data" / "tokens" / "UR" / "1-8" / "seed0.parquet"))
