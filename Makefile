@@ -39,5 +39,6 @@ embedded: setup
 dryrun-paper: setup
 	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet
 
-clean:
-	rm -rf results/data results/tables results/scratch results/checkpoints .snakemake
+clean:  # everything the workflow made (results/README.md stays), including checkpoints and caches
+	find results -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
+	rm -rf .snakemake

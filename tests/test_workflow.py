@@ -133,7 +133,10 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
         counts[rule] = counts.get(rule, 0) + 1
     assert counts["scratch_train"] == 10 * 2 * 3
     assert counts["scratch_eval"] == 10 * 2 * 3 * 3
-    assert counts["data"] == 10 * 3 * 3 + (6 * 5 + 4 * 6) * 3
+    # tokens: 10 tasks x 3 bins; chars: the in-context lengths and the 2 fine-tuning bins; x 3 seeds
+    assert counts["data"] == 10 * 3 * 3 + (6 * 5 + 4 * 6) * 3 + 10 * 2 * 3
+    assert counts["icl_predict"] == 8 * (6 * 5 * 4 + 4 * 6 * 3) * 3
+    assert counts["finetune_train"] == 10 * 3 and counts["finetune_eval"] == 10 * 3 * 2
     trains = [w for rule, w in jobs if rule == "scratch_train"]
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
 
