@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 BINARIES = ("slurmctld", "slurmd", "sbatch", "squeue", "munged")
 
@@ -69,6 +70,7 @@ class LocalCluster:
         self.conf = self.root / "slurm.conf"
         self.pid_files: list[Path] = []
         self.munge_dir: Path | None = None
+        self.linked_system_config = False
 
     @property
     def env(self) -> dict:
@@ -122,6 +124,7 @@ class LocalCluster:
         ]) + "\n")
         (self.root / "gres.conf").write_text(
             "".join(f"NodeName={self.host} Name=gpu File={d}\n" for d in devices))
+        self._system_config()
         subprocess.run(["slurmctld", "-f", str(self.conf)], check=True, env=self.env, timeout=30)
         self.pid_files.append(self.root / "slurmctld.pid")
         subprocess.run(["slurmd", "-N", self.host, "-f", str(self.conf)], check=True, env=self.env, timeout=30)
@@ -133,6 +136,17 @@ class LocalCluster:
                 return self
             time.sleep(0.5)
         raise RuntimeError(f"the SLURM node did not become idle: {state!r}\n" + self.logs())
+
+    def _system_config(self) -> None:
+        """Point /etc/slurm/slurm.conf at this cluster's config for the job's lifetime: the jobstep
+        plugin strips SLURM_* variables (SLURM_CONF too) before its nested srun, so clients inside
+        a job only find the default path. An existing file is never replaced."""
+        if SYSTEM_CONF.exists() or SYSTEM_CONF.is_symlink():
+            raise RuntimeError(f"{SYSTEM_CONF} exists (a SLURM installation is configured here); "
+                               "the test cluster will not replace it")
+        SYSTEM_CONF.parent.mkdir(parents=True, exist_ok=True)
+        SYSTEM_CONF.symlink_to(self.conf)
+        self.linked_system_config = True
 
     def logs(self) -> str:
         return "\n".join(p.read_text()[-2000:] for p in self.root.glob("*.log"))
@@ -152,6 +166,8 @@ class LocalCluster:
         time.sleep(1)
         if self.munge_dir is not None:
             shutil.rmtree(self.munge_dir, ignore_errors=True)
+        if self.linked_system_config and SYSTEM_CONF.is_symlink():
+            SYSTEM_CONF.unlink()
 
     def __enter__(self):
         try:
