@@ -29,7 +29,8 @@ def test_outputs_and_provenance(finished):
     assert summary.get_column("constraints_hold").all()
     assert summary.height == len(config["tasks"]) * (len(config["scratch"]["test_bins"]) + 1)
     record = read_provenance(workdir / "results" / "data" / "tokens" / "UF" / "9-12" / "seed0.parquet")
-    assert record["config"] == {"examples": 20, "generator": "unique_copy", "settings": {"alphabet_size": 12}}
+    assert record["config"] == {"task": "UF", "encoding": "tokens", "lengths": "9-12", "seed": 0, "examples": 20,
+                                "generator": "unique_copy", "settings": {"alphabet_size": 12}}
     assert record["seed"] == 0 and record["packages"]["snakemake"] and record["packages"]["torch"]
     assert len(record["config_hash"]) == 16 and record["code_version"].startswith("0.1.0")
     for column in ("config_hash", "code_version", "device"):
@@ -75,6 +76,10 @@ def test_figures_tables_index_and_report(finished):
     assert "From-scratch models (ape)" in html and "Training lengths 1-8" in html
 
 
+# Rules downstream of any change: tables, their CSV twins and index, figures.
+DOWNSTREAM = {"data_summary", "scratch_table", "table_csv", "tables_index", "figure_scratch", "all"}
+
+
 def test_second_run_does_nothing(finished):
     workdir, config = finished
     assert planned_jobs(workdir, config) == []
@@ -85,9 +90,9 @@ def test_adding_a_seed_adds_only_its_jobs(finished):
     config = copy.deepcopy(config)
     config["seeds"] = [0, 1]
     jobs = planned_jobs(workdir, config)
-    per_file = [w for rule, w in jobs if w]
+    per_file = [w for rule, w in jobs if rule not in DOWNSTREAM]
     assert per_file and all(w["seed"] == "1" for w in per_file)
-    assert {rule for rule, w in jobs if not w} <= {"data_summary", "scratch_table", "all"}
+    assert {rule for rule, w in jobs if rule in DOWNSTREAM} <= DOWNSTREAM
 
 
 def test_changing_one_generator_setting_reruns_only_its_jobs(finished):
@@ -98,7 +103,7 @@ def test_changing_one_generator_setting_reruns_only_its_jobs(finished):
     data_jobs = [w for rule, w in jobs if rule == "data"]
     assert data_jobs and all(w["task"] == "NRLast" and w["encoding"] == "tokens" for w in data_jobs)
     assert all(w.get("task", "NRLast") == "NRLast" for _, w in jobs)
-    assert {rule for rule, _ in jobs} == {"data", "scratch_train", "scratch_eval", "scratch_table", "data_summary", "all"}
+    assert {rule for rule, _ in jobs} == {"data", "scratch_train", "scratch_eval"} | DOWNSTREAM
 
 
 def test_a_family_override_reruns_only_that_family(finished):
@@ -114,7 +119,7 @@ def test_changing_an_eval_setting_keeps_the_models(finished):
     workdir, config = finished
     config = copy.deepcopy(config)
     config["scratch"]["greedy"] = False
-    assert {rule for rule, _ in planned_jobs(workdir, config)} == {"scratch_eval", "scratch_table", "all"}
+    assert {rule for rule, _ in planned_jobs(workdir, config)} == {"scratch_eval"} | DOWNSTREAM - {"data_summary"}
 
 
 def test_adding_a_length_adds_only_its_jobs(finished):
@@ -122,7 +127,7 @@ def test_adding_a_length_adds_only_its_jobs(finished):
     config = copy.deepcopy(config)
     config["icl"]["lengths"]["retrieval"] = [8, 9]
     jobs = planned_jobs(workdir, config)
-    per_file = [w for rule, w in jobs if w]
+    per_file = [w for rule, w in jobs if rule not in DOWNSTREAM]
     assert per_file and all(w["lengths"] == "9" and w["encoding"] == "chars" for w in per_file)
 
 
@@ -162,8 +167,9 @@ def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
                               "--cores", "2", "--cache"], capture_output=True, text=True, env=env, timeout=600)
         assert run.returncode == 0, run.stderr[-3000:]
         outputs.append(run.stdout + run.stderr)
-    assert "to cache" in outputs[0] and "from cache" not in outputs[0]
-    assert outputs[1].count("from cache") == len(list((tmp_path / "first" / "results" / "data").rglob("*.parquet")))
-    reused = tmp_path / "second" / "results" / "data" / "tokens" / "UR" / "1-8" / "seed0.parquet"
-    assert pl.read_parquet(reused).equals(
-        pl.read_parquet(tmp_path / "first" / "results" / "data" / "tokens" / "UR" / "1-8" / "seed0.parquet"))
+    files = len(list((tmp_path / "first" / "results" / "data").rglob("*.parquet")))
+    assert outputs[0].count("to cache.") == files  # made, then moved into the cache (and linked back)
+    assert outputs[1].count("to cache.") == 0 and outputs[1].count("from cache.") == files  # only linked
+    for name in ("first", "second"):
+        path = tmp_path / name / "results" / "data" / "chars" / "UR" / "8" / "seed0.parquet"
+        assert path.is_symlink() and pl.read_parquet(path).get_column("task").unique().to_list() == ["UR"]

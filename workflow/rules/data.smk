@@ -2,10 +2,13 @@
 
 
 def data_params(wildcards):
-    """Only the generator settings this file depends on, so other settings never rerun it."""
+    """Everything this file depends on and nothing else, so other settings never rerun it. The
+    wildcards are repeated here because the between-workflow cache hashes params, not paths."""
     generator = get_task(wildcards.task).generator
     section = config["data"][wildcards.encoding]
-    return {"examples": section["examples"], "generator": generator, "settings": section[generator]}
+    return {"task": wildcards.task, "encoding": wildcards.encoding, "lengths": wildcards.lengths,
+            "seed": int(wildcards.seed), "examples": section["examples"], "generator": generator,
+            "settings": section[generator]}
 
 
 rule data:
