@@ -43,30 +43,38 @@ def _line_style(task: str) -> dict:
     return {"linestyle": "-" if t.expressible else "--", "marker": "o" if t.induction else "s"}
 
 
-def scratch_bins(table: pl.DataFrame, unit: str = "pe", title: str = "From scratch"):
-    """Accuracy per length bin, one line per task, one panel per (unit, family); error bars = std over seeds."""
-    units = table.get_column(unit).unique(maintain_order=True).to_list()
-    families = _families(table)
+def _family_panels(frame: pl.DataFrame, unit: str, title: str, xlabel: str, draw):
+    """One panel per (unit, task family), each drawn by `draw(ax, rows of that panel)`."""
+    units = frame.get_column(unit).unique(maintain_order=True).to_list()
+    families = _families(frame)
     figure, axes = plt.subplots(len(units), len(families), figsize=(5 * len(families), 3.2 * len(units)),
                                 squeeze=False)
+    family_of = pl.col("task").map_elements(lambda t: get_task(t).family, return_dtype=pl.Utf8)
     for row, name in enumerate(units):
         for col, family in enumerate(families):
             ax = axes[row][col]
-            cell = table.filter((pl.col(unit) == name) & (pl.col("family") == family))
-            bins = cell.get_column("bin").unique(maintain_order=True).to_list()
-            for task, rows in cell.group_by("task", maintain_order=True):
-                order = [bins.index(b) for b in rows.get_column("bin")]
-                std = rows.get_column("accuracy_std").fill_null(0.0).to_list()
-                ax.errorbar(order, rows.get_column("accuracy").to_list(), yerr=std, label=task[0], capsize=3,
-                            **_line_style(task[0]))
-            ax.set_xticks(range(len(bins)), bins)
+            draw(ax, frame.filter((pl.col(unit) == name) & (family_of == family)))
             ax.set_ylim(-0.05, 1.05)
             ax.set_title(f"{title}: {name}, {family}")
-            ax.set_xlabel("length bin (first = in distribution)")
+            ax.set_xlabel(xlabel)
             ax.set_ylabel("exact match")
             ax.legend(fontsize=7, ncol=2)
     figure.tight_layout()
     return figure
+
+
+def scratch_bins(table: pl.DataFrame, unit: str = "pe", title: str = "From scratch"):
+    """Accuracy per length bin, one line per task, one panel per (unit, family); error bars = std over seeds."""
+    def draw(ax, cell):
+        bins = cell.get_column("bin").unique(maintain_order=True).to_list()
+        for task, rows in cell.group_by("task", maintain_order=True):
+            order = [bins.index(b) for b in rows.get_column("bin")]
+            std = rows.get_column("accuracy_std").fill_null(0.0).to_list()
+            ax.errorbar(order, rows.get_column("accuracy").to_list(), yerr=std, label=task[0], capsize=3,
+                        **_line_style(task[0]))
+        ax.set_xticks(range(len(bins)), bins)
+
+    return _family_panels(table, unit, title, "length bin (first = in distribution)", draw)
 
 
 def mirror_bars(table: pl.DataFrame):
@@ -102,25 +110,12 @@ def mirror_bars(table: pl.DataFrame):
 
 def accuracy_by_length(by_length: pl.DataFrame, unit: str = "pe", title: str = "From scratch"):
     """Accuracy against input length, one line per task, one panel per (unit, family)."""
-    units = by_length.get_column(unit).unique(maintain_order=True).to_list()
-    families = _families(by_length)
-    figure, axes = plt.subplots(len(units), len(families), figsize=(5 * len(families), 3.2 * len(units)),
-                                squeeze=False)
-    for row, name in enumerate(units):
-        for col, family in enumerate(families):
-            ax = axes[row][col]
-            cell = by_length.filter((pl.col(unit) == name) & pl.col("task").map_elements(
-                lambda t: get_task(t).family == family, return_dtype=pl.Boolean))
-            for task, rows in cell.sort("length").group_by("task", maintain_order=True):
-                ax.plot(rows.get_column("length").to_list(), rows.get_column("accuracy").to_list(), label=task[0],
-                        markersize=3, **_line_style(task[0]))
-            ax.set_ylim(-0.05, 1.05)
-            ax.set_title(f"{title}: {name}, {family}")
-            ax.set_xlabel("input length")
-            ax.set_ylabel("exact match")
-            ax.legend(fontsize=7, ncol=2)
-    figure.tight_layout()
-    return figure
+    def draw(ax, cell):
+        for task, rows in cell.sort("length").group_by("task", maintain_order=True):
+            ax.plot(rows.get_column("length").to_list(), rows.get_column("accuracy").to_list(), label=task[0],
+                    markersize=3, **_line_style(task[0]))
+
+    return _family_panels(by_length, unit, title, "input length", draw)
 
 
 def comparison(rows: pl.DataFrame):
