@@ -12,7 +12,7 @@ import torch
 
 from lengthgen.models import build_model
 from lengthgen.sequences import IGNORE, collate, encode_example
-from lengthgen.vocab import BOS, EOS, SEP, symbol_id
+from lengthgen.vocab import BOS, EOS, SEP, symbol_id, vocab_size
 
 SECTION = {
     "data": {"alphabet_size": 5, "pool_fraction": None}, "train_lengths": "1-6", "max_length": 10,
@@ -57,6 +57,8 @@ def finetune_section(tmp_path) -> dict:
                                resid_pdrop=0.1)).save_pretrained(tmp_path / "pretrained")
     tokenizer.save_pretrained(tmp_path / "pretrained")
     section = {k: v for k, v in SECTION.items() if k != "model"}
+    # Length buckets here, one batch in the scratch variant: the resume test covers both step paths.
+    section["training"] = {**section["training"], "length_buckets": 2}
     return {**section, "model_path": str(tmp_path / "pretrained"), "data": {"alphabet_size": 52, "pool_fraction": None}}
 
 
@@ -85,6 +87,57 @@ def test_position_offsets_shift_position_ids_and_stay_in_the_table():
     batch = collate([a, b], offsets=[3, 0], max_position=11)
     assert batch["position_ids"][0].tolist() == [3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10]  # padding clamped
     assert batch["position_ids"][1].tolist() == list(range(11))
+
+
+def copy_batch(rows=12, seed=0):
+    from lengthgen.generate import LengthSpec
+    from lengthgen.sequences import TrainingStream
+
+    return TrainingStream("UF", {"alphabet_size": 10}, LengthSpec(1, 9), rows, seed, 24)(0)
+
+
+def _ends(labels):
+    """Each row's length: one past its last labelled token."""
+    return [int((row != IGNORE).nonzero().max()) + 1 for row in labels]
+
+
+def test_length_buckets_keep_every_row_and_cut_each_to_its_longest():
+    from lengthgen.training import length_buckets
+
+    batch = copy_batch()
+    parts = length_buckets(batch, 3)
+    assert [len(p["input_ids"]) for p in parts] == [4, 4, 4]
+    for part in parts:
+        assert part["input_ids"].shape == part["labels"].shape == part["position_ids"].shape
+        assert part["input_ids"].shape[1] == max(_ends(part["labels"]))
+    # The same rows (tokens, labels, positions up to each row's end), shortest first.
+    def rows(b):
+        return sorted((tuple(b["input_ids"][i, :e].tolist()), tuple(b["labels"][i, :e].tolist()),
+                       tuple(b["position_ids"][i, :e].tolist())) for i, e in enumerate(_ends(b["labels"])))
+    assert rows(batch) == sorted(r for p in parts for r in rows(p))
+    widths = [p["input_ids"].shape[1] for p in parts]
+    assert widths == sorted(widths) and widths[-1] == batch["input_ids"].shape[1] > widths[0]
+
+
+@pytest.mark.parametrize("pe", ["ape", "rope"])
+def test_length_buckets_give_the_gradient_of_the_whole_batch(pe):
+    from lengthgen.training import TrainingRun, TrainSettings
+
+    batch = copy_batch()
+    if pe != "ape":
+        batch.pop("position_ids")
+    grads = {}
+    for buckets in (1, 3):
+        model = build_model(pe, vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+        run = TrainingRun(model, TrainSettings(lr=0.0, length_buckets=buckets, max_steps=5, eval_every=100),
+                          lambda step: batch, lambda m: 0.0, None, {}, device=torch.device("cpu"))
+        run.optimizer.step = lambda: None  # keep the gradient for comparison
+        run.optimizer.zero_grad = lambda set_to_none=True: None
+        run.step()
+        grads[buckets] = ({n: p.grad.clone() for n, p in model.named_parameters()}, float(run._loss_sum))
+    (one, loss_one), (three, loss_three) = grads[1], grads[3]
+    assert loss_three == pytest.approx(loss_one, rel=1e-5)
+    assert all(torch.allclose(one[n], three[n], atol=1e-6) for n in one)
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .generate import LengthSpec, encode, generate_inputs, target_of
-from .tasks import get_task
+from .tasks import get_task, sequence_length  # noqa: F401 (part of this module's interface)
 from .vocab import BOS, EOS, PAD, SEP, symbol_id
 
 IGNORE = -100
@@ -73,11 +73,10 @@ def collate(examples: list[Encoded], offsets: list[int] | None = None, max_posit
             pad_id: int = PAD) -> dict[str, torch.Tensor]:
     """Right-padded batch. `offsets` shift each row's position ids (random offsets for APE)."""
     width = max(len(e.ids) for e in examples)
-    input_ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
-    labels = torch.full((len(examples), width), IGNORE, dtype=torch.long)
-    for row, example in enumerate(examples):
-        input_ids[row, :len(example.ids)] = torch.tensor(example.ids)
-        labels[row, example.answer_start:len(example.ids)] = torch.tensor(example.ids[example.answer_start:])
+    # Padded Python rows, one tensor each: a tensor per row would cost more than the rows.
+    input_ids = torch.tensor([e.ids + [pad_id] * (width - len(e.ids)) for e in examples], dtype=torch.long)
+    labels = torch.tensor([[IGNORE] * e.answer_start + e.ids[e.answer_start:] + [IGNORE] * (width - len(e.ids))
+                           for e in examples], dtype=torch.long)
     batch = {"input_ids": input_ids, "labels": labels}
     if offsets is not None:
         positions = torch.arange(width).unsqueeze(0) + torch.tensor(offsets).unsqueeze(1)
@@ -90,13 +89,6 @@ def collate(examples: list[Encoded], offsets: list[int] | None = None, max_posit
 def random_offsets(rng: np.random.Generator, lengths: list[int], max_position: int) -> list[int]:
     """Uniform offsets so that every position up to `max_position` is trained (SPEC section 2)."""
     return [int(rng.integers(0, max_position - n + 1)) for n in lengths]
-
-
-def sequence_length(task_name: str, context_length: int) -> int:
-    """Tokens in `<bos> x <sep> [q] target <eos>` for a context of this length."""
-    task = get_task(task_name)
-    target = context_length if task.family == "copying" else 1
-    return context_length + target + (4 if task.family == "retrieval" else 3)
 
 
 def encoded_examples(task_name: str, settings: dict, lengths: LengthSpec, count: int, seed: int, stream: str,

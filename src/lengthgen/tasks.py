@@ -84,3 +84,10 @@ def get_task(name: str) -> Task:
         return TASKS[name]
     except KeyError:
         raise ValueError(f"unknown task {name!r}; known tasks: {', '.join(TASK_NAMES)}") from None
+
+
+def sequence_length(task_name: str, context_length: int) -> int:
+    """Tokens in `<bos> x <sep> [q] target <eos>` for a context of this length."""
+    task = get_task(task_name)
+    target = context_length if task.family == "copying" else 1
+    return context_length + target + (4 if task.family == "retrieval" else 3)

@@ -2,7 +2,8 @@
 
 One `TrainingRun` is one model with its optimiser, schedule, data stream and checkpoint;
 `train()` advances any number of runs in one process, step by step, so seeds and tasks can share
-a process (and, on a GPU, a device) instead of paying start-up and idle time once per run.
+a process (and, on a GPU, a device) instead of paying start-up and idle time once per run; with
+`stack=True`, runs of one architecture share each step as well (`lengthgen.stacked`).
 
 Resuming is exact: the batch of step s is a pure function of (seed, s), and the checkpoint
 holds model, optimiser, scheduler and RNG state, so a run killed at any point and started again
@@ -21,6 +22,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .provenance import canonical_json, config_hash
+from .sequences import IGNORE
 
 
 @dataclass
@@ -36,6 +38,7 @@ class TrainSettings:
     checkpoint_every: int = 1000
     stop_at_accuracy: float | None = 1.0  # early stop once validation accuracy reaches this
     keep: str = "last"  # "last" or "best" (by validation accuracy)
+    length_buckets: int = 1  # micro-batches of similar lengths per step (same gradient, less padding)
 
     @classmethod
     def from_config(cls, section: dict, **overrides) -> "TrainSettings":
@@ -61,6 +64,21 @@ def make_accelerator(precision: str):
     if AcceleratorState._shared_state and AcceleratorState._shared_state.get("_mixed_precision") != MIXED_PRECISION[precision]:
         AcceleratorState._reset_state()  # the state is a per-process singleton; runs in one process may differ
     return Accelerator(mixed_precision=MIXED_PRECISION[precision], cpu=not torch.cuda.is_available())
+
+
+def length_buckets(batch: dict[str, torch.Tensor], buckets: int) -> list[dict[str, torch.Tensor]]:
+    """The rows of a right-padded batch in `buckets` micro-batches of similar length, each cut to
+    its own longest row. Why: a batch is as wide as its longest example, so with lengths drawn
+    uniformly almost half of a copying batch is padding; sorted micro-batches skip most of it.
+    A row ends at its last labelled token (the answer, then <eos>, ends every sequence)."""
+    labelled = batch["labels"] != IGNORE
+    ends = labelled.int().cumsum(1).argmax(1) + 1  # one past the last labelled position
+    order = torch.argsort(ends, stable=True)
+    parts = []
+    for rows in order.chunk(buckets):
+        width = int(ends[rows].max())
+        parts.append({k: v[rows, :width] for k, v in batch.items()})
+    return parts
 
 
 def _schedule(settings: TrainSettings):
@@ -156,20 +174,41 @@ class TrainingRun:
             return False
         s = self.settings
         self.model.train()
-        batch = {k: v.to(self.device, non_blocking=True) for k, v in self.batch_for(self.step_count).items()}
-        if self.accelerator is not None:
-            with self.accelerator.autocast():
-                loss = self.model(**batch).loss
-            self.accelerator.backward(loss)
+        batch = self.batch_for(self.step_count)
+        if s.length_buckets > 1:
+            # Each micro-batch's loss is its token sum over the whole batch's token count, so the
+            # accumulated gradient is the full batch's (the model's loss shifts labels by one).
+            tokens = (batch["labels"][:, 1:] != IGNORE).sum().to(self.device)
+            parts, extra = length_buckets(batch, s.length_buckets), {"num_items_in_batch": tokens}
         else:
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=s.precision == "bf16"):
-                loss = self.model(**batch).loss
-            loss.backward()
+            parts, extra = [batch], {}
+        loss = 0.0
+        for part in parts:
+            part = {k: v.to(self.device, non_blocking=True) for k, v in part.items()}
+            if self.accelerator is not None:
+                with self.accelerator.autocast():
+                    part_loss = self.model(**part, **extra).loss
+                self.accelerator.backward(part_loss)
+            else:
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=s.precision == "bf16"):
+                    part_loss = self.model(**part, **extra).loss
+                part_loss.backward()
+            loss = loss + part_loss.detach()
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
+        return self.finish_step(loss)
+
+    def due_after_step(self) -> bool:
+        """Whether the coming step ends with an evaluation, a checkpoint or the end of the run."""
+        s, coming = self.settings, self.step_count + 1
+        return coming >= s.max_steps or coming % s.eval_every == 0 or coming % s.checkpoint_every == 0
+
+    def finish_step(self, loss: torch.Tensor) -> bool:
+        """Count a step whose update is done (here or by a stack of runs); evaluate and save when due."""
+        s = self.settings
         self.step_count += 1
-        self._loss_sum = self._loss_sum + loss.detach()  # stays on the device: no sync per step
+        self._loss_sum = self._loss_sum + loss  # stays on the device: no sync per step
         self._loss_count += 1
         finished = self.step_count >= s.max_steps
         if self.step_count % s.eval_every == 0 or finished:
@@ -208,19 +247,31 @@ class TrainingRun:
                 "resumed_from": self.resumed_from, "history": json.loads(canonical_json(asdict(self.history)))}
 
 
-def train(runs: list[TrainingRun], progress: bool = True) -> list[TrainingRun]:
-    """Advance every run until all are finished, interleaving their steps in this process."""
+def train(runs: list[TrainingRun], progress: bool = True, stack: bool = False) -> list[TrainingRun]:
+    """Advance every run until all are finished, interleaving their steps in this process.
+
+    stack: runs of one architecture and settings advance together in one vmapped step
+    (`lengthgen.stacked`); the others still interleave.
+    """
     total = sum(r.settings.max_steps for r in runs)
     bar = tqdm(total=total, initial=sum(r.step_count for r in runs), disable=not progress,
                desc=", ".join(r.name for r in runs)[:60], unit="step", mininterval=2.0)
     active = [r for r in runs if not r.done]
+    if stack:
+        from .stacked import StackedRuns, stack_key
+
+        groups: dict[str, list[TrainingRun]] = {}
+        for run in active:
+            groups.setdefault(stack_key(run), []).append(run)
+        active = [StackedRuns(group) if len(group) > 1 else group[0] for group in groups.values()]
     while active:
-        for run in list(active):
-            before = run.step_count
-            if not run.step():
-                active.remove(run)
-                bar.update(run.settings.max_steps - before)  # count skipped steps of an early stop
-            else:
-                bar.update(1)
+        for unit in list(active):
+            members = unit.runs if hasattr(unit, "runs") else [unit]
+            before = {id(r): r.step_count for r in members}
+            going = unit.step()
+            for run in members:  # an early stop counts its skipped steps as done
+                bar.update((run.settings.max_steps if run.done else run.step_count) - before[id(run)])
+            if not going:
+                active.remove(unit)
     bar.close()
     return runs
