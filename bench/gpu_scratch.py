@@ -3,7 +3,8 @@
 Measures, on the current CUDA device (or the CPU with --size tiny, to check the script itself):
   1. one run per process: fp32, bf16, bf16 + torch.compile;
   2. K runs interleaved in one process through `lengthgen.training.train` (one model each);
-  3. K processes at once on the same device (what a scheduler sharing one GPU gives).
+  3. K runs stacked: one vmapped step for all (`train(..., stack=True)`, `lengthgen.stacked`);
+  4. K processes at once on the same device (what a scheduler sharing one GPU gives).
 Projection: 10 tasks x {APE, RoPE} x 3 seeds = 60 runs, each `--steps-per-run` steps (30,000 is the
 paper's cap; early stopping shortens it), divided by the throughput of each mode.
 Needs torch and transformers only (no snakemake, no polars): run on the GPU machine through
@@ -45,17 +46,17 @@ def make_run(pe: str, seed: int, size: str, precision: str, steps: int, device, 
     return run
 
 
-def ms_per_step(runs, steps: int, device) -> float:
+def ms_per_step(runs, steps: int, device, stack: bool = False) -> float:
     """Wall ms per optimiser step of each run, all runs advancing together."""
     for run in runs:
         run.settings.max_steps = 10
-    train(runs, progress=False)  # warm-up (and compilation)
+    train(runs, progress=False, stack=stack)  # warm-up (and compilation)
     for run in runs:
         run.settings.max_steps, run.done = 10 + steps, False
     if device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
-    train(runs, progress=False)
+    train(runs, progress=False, stack=stack)
     if device.type == "cuda":
         torch.cuda.synchronize()
     return (time.perf_counter() - start) * 1000 / steps
@@ -72,6 +73,7 @@ def main() -> None:
     parser.add_argument("--size", choices=SIZES, default="paper")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--runs", type=int, default=4, help="K for the interleaved and multi-process modes")
+    parser.add_argument("--stack", type=int, default=20, help="a second, larger K for the stacked mode")
     parser.add_argument("--steps-per-run", type=int, default=30000)
     parser.add_argument("--pe", default="ape")
     parser.add_argument("--precision", default="fp32")
@@ -92,6 +94,13 @@ def main() -> None:
                 results[f"{pe} {label}"] = f"failed: {type(error).__name__}: {str(error)[:120]}"
         runs = [make_run(pe, s, args.size, "bf16", args.steps, device) for s in range(args.runs)]
         results[f"{pe} bf16 x{args.runs} interleaved"] = ms_per_step(runs, args.steps, device) / args.runs
+        for precision in ("fp32", "bf16"):
+            for k in sorted({args.runs, args.stack}):
+                try:
+                    runs = [make_run(pe, s, args.size, precision, args.steps, device) for s in range(k)]
+                    results[f"{pe} {precision} x{k} stacked"] = ms_per_step(runs, args.steps, device, stack=True) / k
+                except Exception as error:  # report, do not hide
+                    results[f"{pe} {precision} x{k} stacked"] = f"failed: {type(error).__name__}: {str(error)[:120]}"
         procs = [subprocess.Popen([sys.executable, __file__, "--worker", "--size", args.size, "--steps",
                                    str(args.steps), "--pe", pe, "--precision", "bf16"],
                                   stdout=subprocess.PIPE, text=True, env=dict(os.environ))

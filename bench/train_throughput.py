@@ -2,7 +2,9 @@
 
 Both train the same freshly initialised model (same seed) on the same pre-built batches with the
 same optimiser settings, in this one process, one after the other; the printed ratio is
-engine tokens/s divided by Trainer tokens/s. Run: `.venv/bin/python bench/train_throughput.py`.
+engine tokens/s divided by Trainer tokens/s. Then K runs (seeds) of the same model: interleaved
+one step each versus stacked into one vmapped step (`train(..., stack=True)`), same batches.
+Run: `.venv/bin/python bench/train_throughput.py`.
 """
 
 from __future__ import annotations
@@ -31,13 +33,14 @@ def fresh_model(args, positions):
                        d_model=args.d_model, seed=0)
 
 
-def time_engine(args, data, positions) -> float:
+def time_engine(args, data, positions, runs: int = 1, stack: bool = False) -> float:
     settings = TrainSettings(lr=1e-3, weight_decay=0.01, batch_size=args.batch_size, max_steps=len(data),
                              eval_every=10**9, checkpoint_every=10**9, stop_at_accuracy=None)
-    run = TrainingRun(fresh_model(args, positions), settings, lambda step: data[step], lambda m: 0.0, None,
-                      fingerprint={}, device=torch.device("cpu"))
+    models = [fresh_model(args, positions) for _ in range(runs)]
+    training = [TrainingRun(model, settings, lambda step: data[step], lambda m: 0.0, None, fingerprint={},
+                            device=torch.device("cpu")) for model in models]
     start = time.perf_counter()
-    train([run], progress=False)
+    train(training, progress=False, stack=stack)
     return time.perf_counter() - start
 
 
@@ -76,6 +79,7 @@ def main():
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--d-model", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=4, help="K for interleaved versus stacked runs")
     args = parser.parse_args()
     configure(args.threads)
     positions = sequence_length("UF", 40)
@@ -90,6 +94,12 @@ def main():
     print(f"lengthgen engine : {tokens / engine:10.0f} tokens/s ({engine:.2f} s)")
     print(f"HF Trainer       : {tokens / trainer:10.0f} tokens/s ({trainer:.2f} s)")
     print(f"ratio engine/Trainer: {trainer / engine:.2f}x")
+    k, few = args.runs, data[: max(10, args.steps // 4)]
+    time_engine(args, few[:5], positions, k, stack=True)  # warm the vmapped path once
+    interleaved = time_engine(args, few, positions, k)
+    stacked = time_engine(args, few, positions, k, stack=True)
+    print(f"{k} runs x {len(few)} steps: interleaved {interleaved:.2f} s, stacked {stacked:.2f} s, "
+          f"ratio stacked/interleaved: {interleaved / stacked:.2f}x")
 
 
 if __name__ == "__main__":

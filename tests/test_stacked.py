@@ -1,0 +1,85 @@
+"""Stacked runs (several models in one vmapped step) train as the same runs would one by one."""
+
+import pytest
+import torch
+
+from lengthgen.generate import LengthSpec
+from lengthgen.models import build_model
+from lengthgen.sequences import TrainingStream
+from lengthgen.stacked import StackedRuns
+from lengthgen.training import TrainingRun, TrainSettings, train
+from lengthgen.vocab import vocab_size
+
+ALPHABET = 10
+
+
+def make_runs(pe: str, tmp_path, stop_after: dict[int, int] | None = None, tag: str = "a", max_steps: int = 12):
+    """Three runs of one architecture (seeds 0-2, different data); run i reports accuracy 1.0 once it
+    has taken stop_after[i] steps, so it stops early there."""
+    stop_after = stop_after or {}
+    runs = []
+    for seed in range(3):
+        model = build_model(pe, vocab_size(ALPHABET), 24, layers=1, heads=2, d_model=16, seed=seed)
+        stream = TrainingStream("UF", {"alphabet_size": ALPHABET}, LengthSpec(1, 9), 8, seed,
+                                24 if pe == "ape" else None)
+        settings = TrainSettings(lr=3e-3, batch_size=8, max_steps=max_steps, eval_every=4, checkpoint_every=4,
+                                 warmup_steps=2, schedule="linear")
+
+        def evaluate(model, run_index=seed):
+            step = runs[run_index].step_count
+            return {"accuracy": 1.0 if step >= stop_after.get(run_index, 10**9) else 0.5,
+                    "weight_sum": float(sum(p.sum() for p in model.parameters()))}
+
+        checkpoints = tmp_path / tag / f"seed{seed}" if tmp_path else None
+        runs.append(TrainingRun(model, settings, stream, evaluate, checkpoints,
+                                {"seed": seed}, device=torch.device("cpu"), name=f"seed{seed}"))
+    return runs
+
+
+def assert_close_runs(stacked, single):
+    for a, b in zip(stacked, single):
+        assert a.step_count == b.step_count and a.history.steps == b.history.steps
+        assert a.history.losses == pytest.approx(b.history.losses, rel=1e-4)
+        assert [m["weight_sum"] for m in a.history.metrics] == pytest.approx(
+            [m["weight_sum"] for m in b.history.metrics], rel=1e-4)
+        sa, sb = a.final_model().state_dict(), b.final_model().state_dict()
+        assert all(torch.allclose(sa[k], sb[k], atol=1e-5) for k in sa)
+
+
+@pytest.mark.parametrize("pe", ["ape", "rope"])
+def test_stacked_runs_match_runs_trained_one_by_one(tmp_path, pe):
+    single = train(make_runs(pe, tmp_path, tag="single"), progress=False)
+    stacked = train(make_runs(pe, tmp_path, tag="stacked"), progress=False, stack=True)
+    assert_close_runs(stacked, single)
+    assert all(r.step_count == 12 for r in stacked)
+
+
+def test_a_run_that_stops_early_leaves_the_stack_and_the_others_go_on(tmp_path):
+    stops = {1: 4, 2: 8}
+    single = train(make_runs("ape", tmp_path, stops, tag="single"), progress=False)
+    stacked = train(make_runs("ape", tmp_path, stops, tag="stacked"), progress=False, stack=True)
+    assert [r.step_count for r in stacked] == [12, 4, 8]
+    assert_close_runs(stacked, single)
+
+
+def test_a_killed_stack_resumes_from_the_runs_own_checkpoints_bit_for_bit(tmp_path):
+    """The stack writes each run's own checkpoint (weights, optimiser, schedule, RNG); runs restarted
+    from them and stacked again end exactly where an uninterrupted stack ends."""
+    straight = train(make_runs("ape", tmp_path, tag="straight"), progress=False, stack=True)
+    stack = StackedRuns(make_runs("ape", tmp_path, tag="killed"))
+    for _ in range(10):  # killed after step 10: the last checkpoints are those of step 8
+        stack.step()
+    resumed = make_runs("ape", tmp_path, tag="killed")
+    assert [r.resumed_from for r in resumed] == [8, 8, 8]
+    train(resumed, progress=False, stack=True)
+    for a, b in zip(straight, resumed):
+        assert a.history.steps == b.history.steps and a.history.losses == b.history.losses
+        sa, sb = a.model.state_dict(), b.model.state_dict()
+        assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_incompatible_runs_are_refused():
+    runs = make_runs("ape", None)
+    runs[1].settings.lr = 1e-3
+    with pytest.raises(ValueError, match="same architecture, settings"):
+        StackedRuns(runs)
