@@ -3,7 +3,7 @@ import sys
 
 from lengthgen.config import ConfigError, check_models, scratch_family_settings, scratch_lengths, validate_config
 from lengthgen.generate import LengthSpec
-from lengthgen.tasks import TASK_NAMES, get_task
+from lengthgen.tasks import TASK_NAMES, get_task, sequence_length
 
 try:
     _validated = validate_config(config, check_availability=False)

@@ -22,6 +22,15 @@ def scratch_train_params(wildcards):
     }
 
 
+def scratch_train_cost(wildcards):
+    """Expected work of a training job (layers x longest training sequence x steps), as its
+    scheduling priority: the longest jobs start first, so the short ones (and the evaluations
+    after them) fill the cores at the end instead of one long job running alone."""
+    settings = scratch_train_params(wildcards)
+    width = sequence_length(wildcards.task, LengthSpec.parse(settings["train_lengths"]).high)
+    return settings["model"]["layers"] * width * settings["training"]["max_steps"] / 1e6
+
+
 rule scratch_train:
     output:
         model=directory(f"{SCRATCH}/model"),
@@ -29,6 +38,7 @@ rule scratch_train:
     params:
         section=scratch_train_params,
         checkpoint_dir=f"{RESULTS}/checkpoints/scratch/{{task}}/{{pe}}/seed{{seed}}",
+    priority: scratch_train_cost
     threads: 1
     resources:
         runtime=720,
