@@ -32,15 +32,17 @@ SIZES = {"paper": dict(layers=4, heads=4, d_model=256), "tiny": dict(layers=1, h
 GRID_RUNS = 10 * 2 * 3
 
 
-def make_run(pe: str, seed: int, size: str, precision: str, steps: int, device, compile_model=False):
+def make_run(pe: str, seed: int, size: str, precision: str, steps: int, device, compile_model=False, live=False):
+    """One paper-size UF run; batches pre-built (the model alone is measured) unless `live`."""
     positions = sequence_length("UF", 150)
     model = build_model(pe, vocab_size(150), positions, seed=seed, **SIZES[size])
     stream = TrainingStream("UF", {"alphabet_size": 150}, LengthSpec(1, 50), 64, seed,
                             positions if uses_absolute_positions(model) else None)
-    data = [stream(s) for s in range(min(steps, 50))]  # data generation is not what is measured
+    data = [] if live else [stream(s) for s in range(min(steps, 50))]
     settings = TrainSettings(lr=1e-4, batch_size=64, max_steps=steps, eval_every=10**9, checkpoint_every=10**9,
                              stop_at_accuracy=None, precision=precision)
-    run = TrainingRun(model, settings, lambda s: data[s % len(data)], lambda m: 0.0, None, {}, device=device)
+    batch_for = stream if live else (lambda s: data[s % len(data)])
+    run = TrainingRun(model, settings, batch_for, lambda m: 0.0, None, {}, device=device)
     if compile_model:
         run.model = torch.compile(run.model, dynamic=True)
     return run
@@ -101,6 +103,10 @@ def main() -> None:
                     results[f"{pe} {precision} x{k} stacked"] = ms_per_step(runs, args.steps, device, stack=True) / k
                 except Exception as error:  # report, do not hide
                     results[f"{pe} {precision} x{k} stacked"] = f"failed: {type(error).__name__}: {str(error)[:120]}"
+        # The same with each batch made by the engine's own data stream, in this process.
+        runs = [make_run(pe, s, args.size, "bf16", args.steps, device, live=True) for s in range(args.stack)]
+        label = f"{pe} bf16 x{args.stack} stacked, live data"
+        results[label] = ms_per_step(runs, args.steps, device, stack=True) / args.stack
         procs = [subprocess.Popen([sys.executable, __file__, "--worker", "--size", args.size, "--steps",
                                    str(args.steps), "--pe", pe, "--precision", "bf16"],
                                   stdout=subprocess.PIPE, text=True, env=dict(os.environ))
