@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from .sequences import Encoded
+from .training import precision_autocast
 
 
 @dataclass
@@ -44,7 +45,7 @@ def score(model, examples: list[Encoded], target_lengths: list[int], batch_size:
     model.eval()
     device = next(model.parameters()).device
     results: list[Scored | None] = [None] * len(examples)
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    autocast = precision_autocast(device, precision)
     for indices in _groups(examples, batch_size):
         first = examples[indices[0]]
         start, n_target = first.answer_start, target_lengths[indices[0]]

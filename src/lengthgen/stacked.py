@@ -21,7 +21,7 @@ import torch
 from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 
 from .sequences import IGNORE
-from .training import TrainingRun, _schedule
+from .training import TrainingRun, optimizer_and_schedule, precision_autocast
 
 
 def _pad(tensor: torch.Tensor, name: str, width: int) -> torch.Tensor:
@@ -61,9 +61,7 @@ class StackedRuns:
         self.base = copy.deepcopy(runs[0].model).to("meta")
         # Its only use is a padding warning that reads a token value (`.item()`), which vmap forbids.
         self.base.config.pad_token_id = None
-        self.optimizer = torch.optim.AdamW(list(self.params.values()), lr=settings.lr,
-                                           weight_decay=settings.weight_decay,
-                                           fused=runs[0].device.type in ("cpu", "cuda"))
+        self.optimizer, self.scheduler = optimizer_and_schedule(list(self.params.values()), settings, runs[0].device)
         per_run = [dict(r.model.named_parameters()) for r in runs]
         for name, stacked in self.params.items():
             states = [r.optimizer.state.get(named[name]) for r, named in zip(runs, per_run)]
@@ -72,7 +70,6 @@ class StackedRuns:
                     "step": states[0]["step"].clone(),
                     "exp_avg": torch.stack([s["exp_avg"] for s in states]),
                     "exp_avg_sq": torch.stack([s["exp_avg_sq"] for s in states])}
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(settings))
         self.scheduler.load_state_dict(runs[0].scheduler.state_dict())
         for group in self.optimizer.param_groups:
             group["lr"] = runs[0].optimizer.param_groups[0]["lr"]
@@ -112,7 +109,7 @@ class StackedRuns:
         batch = {k: torch.stack([_pad(b[k], k, width) for b in batches]).to(device, non_blocking=True)
                  for k in batches[0]}
         self.base.train()
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=settings.precision == "bf16"):
+        with precision_autocast(device, settings.precision):
             grads, losses = vmap(grad_and_value(self._loss), randomness="different")(self.params, self.buffers, batch)
         for name, param in self.params.items():
             param.grad = grads[name]

@@ -81,6 +81,19 @@ def length_buckets(batch: dict[str, torch.Tensor], buckets: int) -> list[dict[st
     return parts
 
 
+def precision_autocast(device: torch.device, precision: str):
+    """The autocast context of a config precision: bf16 autocast, or nothing for fp32."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
+def optimizer_and_schedule(parameters, settings: TrainSettings, device: torch.device):
+    """AdamW and its learning-rate schedule for `settings`. The fused kernel (CPU and CUDA) is what
+    Hugging Face Trainer uses by default; it is faster."""
+    optimizer = torch.optim.AdamW(parameters, lr=settings.lr, weight_decay=settings.weight_decay,
+                                  fused=device.type in ("cpu", "cuda"))
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(settings))
+
+
 def _schedule(settings: TrainSettings):
     def factor(step: int) -> float:
         if step < settings.warmup_steps:
@@ -121,10 +134,7 @@ class TrainingRun:
         self.settings, self.batch_for, self.evaluate, self.name = settings, batch_for, evaluate, name
         self.fingerprint = config_hash({"fingerprint": fingerprint, "settings": asdict(settings)})
         self.checkpoint = Path(checkpoint_dir) / "state.pt" if checkpoint_dir else None
-        # The fused kernel (CPU and CUDA) is what Hugging Face Trainer uses by default; it is faster.
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay,
-                                           fused=self.device.type in ("cpu", "cuda"))
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(settings))
+        self.optimizer, self.scheduler = optimizer_and_schedule(model.parameters(), settings, self.device)
         self.step_count, self.done = 0, False
         self.history, self.best_accuracy, self.best_state = History(), -1.0, None
         self._loss_sum, self._loss_count = 0.0, 0
@@ -190,7 +200,7 @@ class TrainingRun:
                     part_loss = self.model(**part, **extra).loss
                 self.accelerator.backward(part_loss)
             else:
-                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=s.precision == "bf16"):
+                with precision_autocast(self.device, s.precision):
                     part_loss = self.model(**part, **extra).loss
                 part_loss.backward()
             loss = loss + part_loss.detach()
