@@ -18,7 +18,8 @@ import torch
 from lengthgen.generate import LengthSpec
 from lengthgen.models import build_model
 from lengthgen.runtime import configure
-from lengthgen.sequences import TrainingStream, sequence_length
+from lengthgen.sequences import TrainingStream
+from lengthgen.tasks import sequence_length
 from lengthgen.training import TrainingRun, TrainSettings, train
 from lengthgen.vocab import vocab_size
 

@@ -18,7 +18,8 @@ from .generate import LengthSpec
 from .models import position_limit, save_hf_directory
 from .prediction_cache import model_identity
 from .registry import ModelEntry, load_model, load_tokenizer
-from .sequences import TrainingStream, encoded_examples, sequence_length, tokenizer_layout
+from .sequences import TrainingStream, encoded_examples, tokenizer_layout
+from .tasks import sequence_length
 from .training import TrainingRun, TrainSettings, make_accelerator, train
 
 

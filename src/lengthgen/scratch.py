@@ -9,8 +9,8 @@ import torch
 from .evaluation import score, teacher_forced_accuracy
 from .generate import LengthSpec
 from .models import build_model, save_hf_directory, uses_absolute_positions
-from .sequences import SCRATCH_LAYOUT, Layout, TrainingStream, encode_example, encoded_examples, sequence_length
-from .tasks import MIRROR_PAIRS, get_task
+from .sequences import SCRATCH_LAYOUT, Layout, TrainingStream, encode_example, encoded_examples
+from .tasks import MIRROR_PAIRS, get_task, sequence_length
 from .theory import theory_table
 from .training import TrainingRun, TrainSettings, pick_device, train
 from .vocab import SPECIALS, build_tokenizer, vocab_size

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .generate import LengthSpec, encode, generate_inputs, target_of
-from .tasks import get_task, sequence_length  # noqa: F401 (part of this module's interface)
+from .tasks import get_task
 from .vocab import BOS, EOS, PAD, SEP, symbol_id
 
 IGNORE = -100
