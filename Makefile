@@ -25,6 +25,7 @@ run: setup
 report: run
 
 test: setup
+	$(VENV)/bin/ruff check
 	$(VENV)/bin/pytest -q
 
 # Remakes the shipped embedded model (resources/embedded/): the pretrain stage, then a copy of its

@@ -15,10 +15,11 @@ from pathlib import Path
 import torch
 import yaml
 
-from lengthgen.decoding import _cut, greedy_decode
-from lengthgen.generate import make_dataset
-from lengthgen.icl import build_requests
+from lengthgen.engine.decoding import _cut, greedy_decode
+from lengthgen.icl.predict import build_requests
 from lengthgen.runtime import configure
+from lengthgen.tasks import LengthBin, get_task
+from lengthgen.tasks.generate import make_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 EMBEDDED = REPO / "resources" / "embedded" / "gpt2"
@@ -27,8 +28,8 @@ EMBEDDED = REPO / "resources" / "embedded" / "gpt2"
 def load_model(path: Path, device: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from lengthgen.char_tokenizer import build_char_tokenizer
-    from lengthgen.pretrain import build_char_model
+    from lengthgen.models.builders import build_char_model
+    from lengthgen.models.char_tokenizer import build_char_tokenizer
 
     if path.is_dir():
         return (AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval(),
@@ -38,7 +39,8 @@ def load_model(path: Path, device: str):
                    pad_token_id=tokenizer.pad_token_id)
     preset = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())["pretrain"]
     model = build_char_model("gpt2", len(tokenizer), preset["context"], seed=0, special_ids=special, **preset["model"])
-    return model.to(device).eval(), tokenizer, f"random gpt2 of the pretrain preset's shape {preset['model']} (no shipped model)"
+    shape = preset["model"]
+    return model.to(device).eval(), tokenizer, f"random gpt2 of the pretrain preset's shape {shape} (no shipped model)"
 
 
 def per_example(model, tokenizer, requests) -> list[str]:
@@ -67,8 +69,8 @@ def main() -> None:
     settings = {"alphabet_size": 52, "pool_fraction": 1 / 3, "occurrence_divisor": 4}
     files = []  # as in the pipeline: one file per task, decoded on its own
     for task in args.tasks:
-        rows = make_dataset(task, "chars", settings, args.length, args.examples, 0).to_pylist()
-        files.append(build_requests(tokenizer, rows, task, settings, 0, "bare")[1])
+        rows = make_dataset(get_task(task), "chars", settings, LengthBin.parse(args.length), args.examples, 0).to_pylist()
+        files.append(build_requests(tokenizer, rows, get_task(task), settings, 0, "bare")[1])
     requests = [r for file in files for r in file]
     greedy_decode(model, tokenizer, requests[:2], batch_size=2)  # warm-up
     start = time.perf_counter()

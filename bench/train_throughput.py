@@ -15,17 +15,18 @@ import time
 
 import torch
 
-from lengthgen.generate import LengthSpec
-from lengthgen.models import build_model
+from lengthgen.config import train_settings
+from lengthgen.engine.loop import train
+from lengthgen.engine.run import TrainingRun
+from lengthgen.engine.sequences import TrainingStream
+from lengthgen.models.builders import build_model
+from lengthgen.models.vocab import vocab_size
 from lengthgen.runtime import configure
-from lengthgen.sequences import TrainingStream
-from lengthgen.tasks import sequence_length
-from lengthgen.training import TrainingRun, TrainSettings, train
-from lengthgen.vocab import vocab_size
+from lengthgen.tasks import LengthBin, get_task
 
 
 def batches(task: str, steps: int, batch_size: int, max_position: int):
-    stream = TrainingStream(task, {"alphabet_size": 40}, LengthSpec(1, 20), batch_size, 0, max_position)
+    stream = TrainingStream(get_task(task), {"alphabet_size": 40}, LengthBin(1, 20), batch_size, 0, max_position)
     return [stream(step) for step in range(steps)]
 
 
@@ -35,8 +36,8 @@ def fresh_model(args, positions):
 
 
 def time_engine(args, data, positions, runs: int = 1, stack: bool = False) -> float:
-    settings = TrainSettings(lr=1e-3, weight_decay=0.01, batch_size=args.batch_size, max_steps=len(data),
-                             eval_every=10**9, checkpoint_every=10**9, stop_at_accuracy=None)
+    settings = train_settings(lr=1e-3, weight_decay=0.01, batch_size=args.batch_size, max_steps=len(data),
+                              eval_every=10**9, checkpoint_every=10**9, stop_at_accuracy=None)
     models = [fresh_model(args, positions) for _ in range(runs)]
     training = [TrainingRun(model, settings, lambda step: data[step], lambda m: 0.0, None, fingerprint={},
                             device=torch.device("cpu")) for model in models]
@@ -83,7 +84,7 @@ def main():
     parser.add_argument("--runs", type=int, default=4, help="K for interleaved versus stacked runs")
     args = parser.parse_args()
     configure(args.threads)
-    positions = sequence_length("UF", 40)
+    positions = get_task("UF").sequence_length(40)
     data = batches("UF", args.steps, args.batch_size, positions)
     tokens = sum(int(b["input_ids"].numel()) for b in data)
     time_engine(args, data[:10], positions)  # warm both code paths once

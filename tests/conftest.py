@@ -11,3 +11,4 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 @pytest.fixture
 def repo() -> Path:
     return REPO
+

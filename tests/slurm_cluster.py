@@ -93,7 +93,7 @@ class LocalCluster:
         self.pid_files.append(pid)
         return sock
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
         sock = self._munge()

@@ -4,8 +4,9 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from lengthgen.char_tokenizer import build_char_tokenizer
-from lengthgen.decoding import Request, _cut, greedy_decode
+from lengthgen.engine.decoding import Request, _cut, greedy_decode
+from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.tasks import TASKS, LengthBin
 
 TOKENIZER = build_char_tokenizer()
 IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
@@ -53,20 +54,20 @@ def test_stop_strings_and_budget():
 
 
 def few_shot_requests():
-    from lengthgen.generate import make_dataset
-    from lengthgen.icl import build_requests
+    from lengthgen.icl.predict import build_requests
+    from lengthgen.tasks.generate import make_dataset
 
     requests = []
     for task, length in (("NLFirst", "12-16"), ("UB", "6-9")):
         settings = {"alphabet_size": 52, "pool_fraction": 1 / 3, "occurrence_divisor": 4}
-        rows = make_dataset(task, "chars", settings, length, 4, 0).to_pylist()
-        requests += build_requests(TOKENIZER, rows, task, settings, 0, "rule", shots=2)[1]
+        rows = make_dataset(TASKS[task], "chars", settings, LengthBin.parse(length), 4, 0).to_pylist()
+        requests += build_requests(TOKENIZER, rows, TASKS[task], settings, 0, "rule", shots=2)[1]
     return requests
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2"])
 def test_shared_demonstrations_are_encoded_once_with_the_same_answers(kind):
-    from lengthgen.decoding import _shared_prefix
+    from lengthgen.engine.decoding import _shared_prefix
 
     model = tiny(kind).eval()
     requests = few_shot_requests()

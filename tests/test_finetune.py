@@ -7,9 +7,11 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from lengthgen.char_tokenizer import build_char_tokenizer
-from lengthgen.generate import make_dataset
-from lengthgen.sequences import IGNORE, collate, encode_example, tokenizer_layout
+from lengthgen.config import model_entry
+from lengthgen.engine.sequences import IGNORE, collate, encode_example, tokenizer_layout
+from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.tasks import LengthBin, get_task
+from lengthgen.tasks.generate import make_dataset
 from test_training import finetune_section
 
 TOKENIZER = build_char_tokenizer()
@@ -46,27 +48,26 @@ def test_labels_follow_the_models_own_shift(tmp_path):
 
 @pytest.mark.slow
 def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
-    from lengthgen.finetune import finetune_model
-    from lengthgen.registry import ModelEntry
-    from lengthgen.scratch import evaluate_file
+    from lengthgen.finetune import evaluate_finetuned, finetune_model
 
     section = json.loads(json.dumps(finetune_section(tmp_path)))
     section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10)
-    summary = finetune_model(ModelEntry("tiny", section["model_path"]), "UB", 0, section, tmp_path / "ft",
-                             tmp_path / "ck", progress=False)
+    summary = finetune_model(model_entry("tiny", {"path": section["model_path"]}), get_task("UB"), 0, section,
+                             tmp_path / "ft", tmp_path / "ck", progress=False)
     assert summary["steps"] == 30 and summary["history"]["steps"] == [10, 20, 30]
     assert AutoTokenizer.from_pretrained(tmp_path / "ft").convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
-    pq.write_table(make_dataset("UB", "chars", {"alphabet_size": 52}, "9", 6, 0), tmp_path / "d.parquet")
-    frame = evaluate_file(tmp_path / "ft", tmp_path / "d.parquet", layout=tokenizer_layout(TOKENIZER, 52),
-                          alphabet_size=52)
+    pq.write_table(make_dataset(get_task("UB"), "chars", {"alphabet_size": 52}, LengthBin(9, 9), 6, 0),
+                   tmp_path / "d.parquet")
+    frame = evaluate_finetuned(tmp_path / "ft", tmp_path / "d.parquet", alphabet_size=52, batch_size=256,
+                               precision="fp32")
     assert frame.height == 6 and frame.get_column("length").to_list() == [9] * 6
     assert all(-1 <= s < 52 for row in frame.get_column("teacher_forced_prediction") for s in row)
 
 
 def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
     from lengthgen.finetune import finetune_model
-    from lengthgen.registry import ModelEntry
 
     section = {**finetune_section(tmp_path), "max_length": 40}  # UF at 40 needs 83 tokens; the model has 64
     with pytest.raises(ValueError, match="'tiny' has 64 positions; task UF at length 40 needs 83 tokens"):
-        finetune_model(ModelEntry("tiny", section["model_path"]), "UF", 0, section, tmp_path / "ft", None, progress=False)
+        finetune_model(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section, tmp_path / "ft",
+                       None, progress=False)

@@ -4,9 +4,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from lengthgen.generate import CHAR_SYMBOLS, LengthSpec, make_dataset
-from lengthgen.tables import read_provenance, write_parquet
-from lengthgen.tasks import MIRROR_PAIRS, TASK_NAMES, TASKS
+from lengthgen.results.tables import read_provenance, write_parquet
+from lengthgen.tasks import MIRROR_PAIRS, TASK_NAMES, TASKS, LengthBin
+from lengthgen.tasks.generate import CHAR_SYMBOLS, make_dataset
 
 SETTINGS = {
     "unique_retrieval": {"alphabet_size": 5},
@@ -17,9 +17,13 @@ SETTINGS = {
 POOL = {"alphabet_size": 52, "pool_fraction": 0.333}
 
 
+def table(task, encoding, settings, lengths, count, seed):
+    return make_dataset(TASKS[task], encoding, settings, LengthBin.parse(lengths), count, seed)
+
+
 def dataset(task, lengths, seed=0, count=60, encoding="tokens", settings=None):
     settings = settings or SETTINGS[TASKS[task].generator]
-    return make_dataset(task, encoding, settings, lengths, count, seed).to_pylist()
+    return table(task, encoding, settings, lengths, count, seed).to_pylist()
 
 
 def expected_target(name, context, query):
@@ -35,7 +39,7 @@ def expected_target(name, context, query):
 @pytest.mark.parametrize("task", TASK_NAMES)
 @pytest.mark.parametrize("lengths", ["5", "12", "40", "5-60"])
 def test_constraints_and_targets(task, lengths):
-    spec = LengthSpec.parse(lengths)
+    spec = LengthBin.parse(lengths)
     for row in dataset(task, lengths):
         context, query, n = row["context"], row["query"], row["length"]
         assert len(context) == n and spec.low <= n <= spec.high
@@ -91,10 +95,10 @@ def test_tokens_encoding_names_each_symbol():
 
 @pytest.mark.parametrize("task", TASK_NAMES)
 def test_deterministic(task):
-    a = make_dataset(task, "tokens", SETTINGS[TASKS[task].generator], "5-30", 50, 3)
-    b = make_dataset(task, "tokens", SETTINGS[TASKS[task].generator], "5-30", 50, 3)
+    a = table(task, "tokens", SETTINGS[TASKS[task].generator], "5-30", 50, 3)
+    b = table(task, "tokens", SETTINGS[TASKS[task].generator], "5-30", 50, 3)
     assert a.equals(b)
-    c = make_dataset(task, "tokens", SETTINGS[TASKS[task].generator], "5-30", 50, 4)
+    c = table(task, "tokens", SETTINGS[TASKS[task].generator], "5-30", 50, 4)
     assert not a.equals(c)
 
 
@@ -102,9 +106,9 @@ def test_same_bytes_on_disk(tmp_path):
     """Byte-for-byte: two writes of the same data without provenance are identical files."""
     paths = []
     for i in range(2):
-        table = make_dataset("NRLast", "tokens", SETTINGS["nonunique_retrieval"], "10-20", 30, 1)
+        data = table("NRLast", "tokens", SETTINGS["nonunique_retrieval"], "10-20", 30, 1)
         paths.append(tmp_path / f"{i}.parquet")
-        pq.write_table(table, paths[-1])
+        pq.write_table(data, paths[-1])
     assert paths[0].read_bytes() == paths[1].read_bytes()
 
 
@@ -143,7 +147,7 @@ def test_nlfirst_never_wraps_around():
 ])
 def test_unique_copy_longer_than_alphabet(settings, lengths, message):
     with pytest.raises(ValueError, match=message):
-        make_dataset("UF", "tokens", settings, lengths, 1, 0)
+        table("UF", "tokens", settings, lengths, 1, 0)
 
 
 @pytest.mark.parametrize("task,lengths", [("UR", "2"), ("NRLast", "4"), ("NLFirst", "1-4")])
@@ -159,11 +163,11 @@ def test_range_low_end_starts_at_shortest_valid_length():
 @pytest.mark.parametrize("text", ["0", "5-3", "a", "1-2-3", ""])
 def test_bad_length_spec(text):
     with pytest.raises(ValueError, match="bad length"):
-        LengthSpec.parse(text)
+        LengthBin.parse(text)
 
 
 def test_provenance_round_trip(tmp_path):
-    table = make_dataset("UR", "tokens", SETTINGS["unique_retrieval"], "5", 3, 0)
-    write_parquet(table, tmp_path / "x.parquet", {"config_hash": "abc", "seed": 0})
+    data = table("UR", "tokens", SETTINGS["unique_retrieval"], "5", 3, 0)
+    write_parquet(data, tmp_path / "x.parquet", {"config_hash": "abc", "seed": 0})
     assert read_provenance(tmp_path / "x.parquet") == {"config_hash": "abc", "seed": 0}
     assert not list(tmp_path.glob(".*tmp")), "temporary file left behind"

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from lengthgen.char_tokenizer import build_char_tokenizer
+from lengthgen.models.char_tokenizer import build_char_tokenizer
 from snakemake_runner import smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
@@ -41,7 +41,7 @@ def test_icl_stage_end_to_end(tmp_path):
     assert set(table.get_column("variant")) == {"bare", "formal", "hint", "all"}
     assert table.get_column("accuracy").is_between(0, 1).all()
     ul = table.filter((pl.col("task") == "UL") & (pl.col("variant") == "all")).row(0, named=True)
-    assert ul["mirror"] == "UR" and ul["length"] == 8
+    assert ul["mirror"] == "UR" and ul["bin"] == "8"
     predictions = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "UL" / "8" / "seed0" / "formal.parquet")
     assert predictions.height == 10 and predictions.get_column("prompt")[0].startswith("Given x_1")
     assert "right_neighbour_share" in (tmp_path / "results" / "tables" / "icl.md").read_text()
@@ -90,7 +90,7 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert "Fine-tuned: teacher-forced exact match" in (tables / "finetune.md").read_text()
     comparison = pl.read_parquet(tables / "comparison.parquet")
     assert set(comparison.get_column("experiment")) == {"from scratch", "in context", "fine-tuned"}
-    assert set(comparison.filter(pl.col("experiment") == "fine-tuned").get_column("condition")) == {"9-10", "6-7"}
+    assert set(comparison.filter(pl.col("experiment") == "fine-tuned").get_column("bin")) == {"9-10", "6-7"}
     assert "UL / UR" in (tables / "comparison.md").read_text()
     from transformers import AutoModelForCausalLM
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from lengthgen.char_tokenizer import DEFAULT_CHARACTERS
-from lengthgen.corpus import build_corpus, corpus_hash
-from lengthgen.mechanism import head_scores, repeated_sequences
+from lengthgen.mechanism.heads import head_scores, repeated_sequences
+from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
+from lengthgen.pretrain.corpus import build_corpus, corpus_hash
 
 
 def test_corpus_is_deterministic_and_clean():
@@ -60,12 +60,13 @@ def test_repeated_sequences():
 def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from lengthgen.pretrain import induction_probe, pretrain
+    from lengthgen.pretrain.train import induction_probe, pretrain
 
     section = {"architecture": "gpt2", "seed": 0, "corpus_chars": 60_000, "validation_fraction": 0.05,
                "context": 64, "save_fp16": True, "probe_segment": 10, "model": {"layers": 1, "heads": 2, "d_model": 16},
                "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "warmup_steps": 1, "eval_every": 3,
-                            "checkpoint_every": 3, "precision": "fp32"}}
+                            "checkpoint_every": 3, "precision": "fp32", "schedule": "linear", "weight_decay": 0.01,
+                            "eval_examples": 8, "eval_batch_size": 4, "length_buckets": 1}}
     summary = pretrain(section, tmp_path / "model", tmp_path / "ckpt", progress=False)
     assert summary["steps"] == 6 and summary["tokens_seen"] == 6 * 4 * 64 and len(summary["corpus_hash"]) == 16
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "model")

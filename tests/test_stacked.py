@@ -3,12 +3,14 @@
 import pytest
 import torch
 
-from lengthgen.generate import LengthSpec
-from lengthgen.models import build_model
-from lengthgen.sequences import TrainingStream
-from lengthgen.stacked import StackedRuns
-from lengthgen.training import TrainingRun, TrainSettings, train
-from lengthgen.vocab import vocab_size
+from lengthgen.config import train_settings
+from lengthgen.engine.loop import train
+from lengthgen.engine.run import TrainingRun
+from lengthgen.engine.sequences import TrainingStream
+from lengthgen.engine.stacked import StackedRuns
+from lengthgen.models.builders import build_model
+from lengthgen.models.vocab import vocab_size
+from lengthgen.tasks import LengthBin, get_task
 
 ALPHABET = 10
 
@@ -20,10 +22,10 @@ def make_runs(pe: str, tmp_path, stop_after: dict[int, int] | None = None, tag: 
     runs = []
     for seed in range(3):
         model = build_model(pe, vocab_size(ALPHABET), 24, layers=1, heads=2, d_model=16, seed=seed)
-        stream = TrainingStream("UF", {"alphabet_size": ALPHABET}, LengthSpec(1, 9), 8, seed,
+        stream = TrainingStream(get_task("UF"), {"alphabet_size": ALPHABET}, LengthBin(1, 9), 8, seed,
                                 24 if pe == "ape" else None)
-        settings = TrainSettings(lr=3e-3, batch_size=8, max_steps=max_steps, eval_every=4, checkpoint_every=4,
-                                 warmup_steps=2, schedule="linear")
+        settings = train_settings(lr=3e-3, batch_size=8, max_steps=max_steps, eval_every=4, checkpoint_every=4,
+                                  warmup_steps=2, schedule="linear")
 
         def evaluate(model, run_index=seed):
             step = runs[run_index].step_count

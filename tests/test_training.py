@@ -10,31 +10,34 @@ import time
 import pytest
 import torch
 
-from lengthgen.models import build_model
-from lengthgen.sequences import IGNORE, collate, encode_example
-from lengthgen.vocab import BOS, EOS, SEP, symbol_id, vocab_size
+from lengthgen.config import train_settings
+from lengthgen.engine.sequences import IGNORE, collate, encode_example
+from lengthgen.models.builders import build_model
+from lengthgen.models.vocab import BOS, EOS, SEP, symbol_id, vocab_size
+from lengthgen.tasks import LengthBin, get_task
 
 SECTION = {
     "data": {"alphabet_size": 5, "pool_fraction": None}, "train_lengths": "1-6", "max_length": 10,
     "model": {"layers": 1, "heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
     "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 120, "eval_every": 20,
                  "warmup_steps": 5, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10,
-                 "eval_examples": 32, "eval_batch_size": 64},
+                 "eval_examples": 32, "eval_batch_size": 64, "length_buckets": 1},
 }
 JOB = """
 import json, sys, torch
 torch.set_num_threads(1)
 from lengthgen.runtime import configure
+from lengthgen.tasks import get_task
 configure(1)
 section, kind = json.loads(sys.argv[1]), sys.argv[4]
 if kind == "scratch":
     from lengthgen.scratch import train_scratch_model
-    summary = train_scratch_model("NF", "ape", 3, section, sys.argv[2], sys.argv[3], progress=False)
+    summary = train_scratch_model(get_task("NF"), "ape", 3, section, sys.argv[2], sys.argv[3], progress=False)
 else:  # fine-tuning a (tiny) pretrained model through accelerate
+    from lengthgen.config import model_entry
     from lengthgen.finetune import finetune_model
-    from lengthgen.registry import ModelEntry
-    entry = ModelEntry("tiny", section["model_path"])
-    summary = finetune_model(entry, "NF", 3, section, sys.argv[2], sys.argv[3], progress=False)
+    entry = model_entry("tiny", {"path": section["model_path"]})
+    summary = finetune_model(entry, get_task("NF"), 3, section, sys.argv[2], sys.argv[3], progress=False)
 print(json.dumps(summary))
 """
 
@@ -48,7 +51,7 @@ def finetune_section(tmp_path) -> dict:
     """SECTION for fine-tuning a tiny GPT-2 with the character tokenizer, saved under tmp_path."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from lengthgen.char_tokenizer import build_char_tokenizer
+    from lengthgen.models.char_tokenizer import build_char_tokenizer
 
     tokenizer = build_char_tokenizer()
     torch.manual_seed(0)
@@ -90,10 +93,9 @@ def test_position_offsets_shift_position_ids_and_stay_in_the_table():
 
 
 def copy_batch(rows=12, seed=0):
-    from lengthgen.generate import LengthSpec
-    from lengthgen.sequences import TrainingStream
+    from lengthgen.engine.sequences import TrainingStream
 
-    return TrainingStream("UF", {"alphabet_size": 10}, LengthSpec(1, 9), rows, seed, 24)(0)
+    return TrainingStream(get_task("UF"), {"alphabet_size": 10}, LengthBin(1, 9), rows, seed, 24)(0)
 
 
 def _ends(labels):
@@ -102,7 +104,7 @@ def _ends(labels):
 
 
 def test_length_buckets_keep_every_row_and_cut_each_to_its_longest():
-    from lengthgen.training import length_buckets
+    from lengthgen.engine.sequences import length_buckets
 
     batch = copy_batch()
     parts = length_buckets(batch, 3)
@@ -121,7 +123,7 @@ def test_length_buckets_keep_every_row_and_cut_each_to_its_longest():
 
 @pytest.mark.parametrize("pe", ["ape", "rope"])
 def test_length_buckets_give_the_gradient_of_the_whole_batch(pe):
-    from lengthgen.training import TrainingRun, TrainSettings
+    from lengthgen.engine.run import TrainingRun
 
     batch = copy_batch()
     if pe != "ape":
@@ -129,7 +131,7 @@ def test_length_buckets_give_the_gradient_of_the_whole_batch(pe):
     grads = {}
     for buckets in (1, 3):
         model = build_model(pe, vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
-        run = TrainingRun(model, TrainSettings(lr=0.0, length_buckets=buckets, max_steps=5, eval_every=100),
+        run = TrainingRun(model, train_settings(lr=0.0, length_buckets=buckets, max_steps=5, eval_every=100),
                           lambda step: batch, lambda m: 0.0, None, {}, device=torch.device("cpu"))
         run.optimizer.step = lambda: None  # keep the gradient for comparison
         run.optimizer.zero_grad = lambda set_to_none=True: None
@@ -171,9 +173,9 @@ def test_checkpoint_of_other_settings_is_not_resumed(tmp_path):
 
     section = json.loads(json.dumps(SECTION))
     section["training"]["max_steps"] = 10
-    train_scratch_model("NB", "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
+    train_scratch_model(get_task("NB"), "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
     section["training"]["lr"] = 1e-3
-    summary = train_scratch_model("NB", "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
+    summary = train_scratch_model(get_task("NB"), "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
     assert summary["resumed_from"] is None and summary["steps"] == 10
 
 
@@ -187,7 +189,8 @@ def test_relative_and_no_position_models_need_no_test_length(tmp_path, pe):
     section = json.loads(json.dumps(SECTION))
     section.update(max_length=None)
     section["training"]["max_steps"] = 3
-    train_scratch_model("UR", pe, 0, {**section, "data": {"alphabet_size": 5}}, tmp_path / "m", None, progress=False)
+    section["data"] = {"alphabet_size": 5}
+    train_scratch_model(get_task("UR"), pe, 0, section, tmp_path / "m", None, progress=False)
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
     assert model.config.model_type == "smollm3"
     assert model.config.no_rope_layers == ([1] if pe == "rope" else [0])
@@ -199,4 +202,4 @@ def test_position_table_too_small_is_an_error(tmp_path):
     section = json.loads(json.dumps(SECTION))
     section["model"]["max_positions"] = 8
     with pytest.raises(ValueError, match="max_positions 8 is shorter than the longest sequence"):
-        train_scratch_model("NF", "ape", 0, section, tmp_path / "m", None, progress=False)
+        train_scratch_model(get_task("NF"), "ape", 0, section, tmp_path / "m", None, progress=False)

@@ -5,7 +5,7 @@ import copy
 import polars as pl
 import pytest
 
-from lengthgen.tables import read_provenance
+from lengthgen.results.tables import read_provenance
 from snakemake_runner import planned_jobs, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
@@ -29,7 +29,7 @@ def test_outputs_and_provenance(finished):
     assert summary.get_column("constraints_hold").all()
     assert summary.height == len(config["tasks"]) * (len(config["scratch"]["test_bins"]) + 1)
     record = read_provenance(workdir / "results" / "data" / "tokens" / "UF" / "9-12" / "seed0.parquet")
-    assert record["config"] == {"task": "UF", "encoding": "tokens", "lengths": "9-12", "seed": 0, "examples": 20,
+    assert record["config"] == {"task": "UF", "encoding": "tokens", "bin": "9-12", "seed": 0, "examples": 20,
                                 "generator": "unique_copy", "settings": {"alphabet_size": 12}}
     assert record["seed"] == 0 and record["packages"]["snakemake"] and record["packages"]["torch"]
     assert len(record["config_hash"]) == 16 and record["code_version"].startswith("0.1.0")
@@ -44,7 +44,8 @@ def test_scratch_outputs(finished):
     assert table.height == len(config["tasks"]) * len(config["scratch"]["test_bins"])
     assert set(table.get_column("bin")) == set(config["scratch"]["test_bins"])
     assert table.get_column("accuracy").is_between(0, 1).all()
-    assert "Theory split on the longest bins (retrieval 9-12, copying 9-12)" in (results / "tables" / "scratch.md").read_text()
+    markdown = (results / "tables" / "scratch.md").read_text()
+    assert "Theory split on the longest bins (retrieval 9-12, copying 9-12)" in markdown
     by_length = pl.read_parquet(results / "tables" / "scratch_by_length.parquet")
     lengths = set(by_length.filter(pl.col("task") == "UF").get_column("length"))
     assert lengths <= set(range(1, 13)) and len(lengths) >= 8
@@ -69,7 +70,7 @@ def test_figures_tables_index_and_report(finished):
     assert index.get_column("table").to_list() == ["theory", "data_summary", "scratch"]
     assert index.filter(pl.col("table") == "scratch").get_column("rule").item() == "scratch_table"
     assert {"config_hash", "code_version", "device", "seed"} <= set(index.columns)
-    assert (results / "tables" / "scratch.csv").read_text().startswith("pe,task,family,bin,accuracy")
+    assert (results / "tables" / "scratch.csv").read_text().startswith("system,task,family,bin,accuracy")
     run = snakemake(workdir, config, "--report", "results/report.html")
     assert run.returncode == 0, run.stderr[-2000:]
     html = (results / "report.html").read_text()
@@ -128,7 +129,7 @@ def test_adding_a_length_adds_only_its_jobs(finished):
     config["icl"]["lengths"]["retrieval"] = [8, 9]
     jobs = planned_jobs(workdir, config)
     per_file = [w for rule, w in jobs if rule not in DOWNSTREAM]
-    assert per_file and all(w["lengths"] == "9" and w["encoding"] == "chars" for w in per_file)
+    assert per_file and all(w["bin"] == "9" and w["encoding"] == "chars" for w in per_file)
 
 
 def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .tables import read_provenance
+from .results.tables import read_provenance
 
 
 def main(argv=None) -> int:

@@ -1,59 +1,82 @@
-"""Fine-tuning a pretrained causal LM on one task (paper section 4.3, SPEC section 4).
+"""Fine-tuning (paper section 4.3, SPEC section 4): a pretrained causal LM trained on one task at
+short lengths and tested per length bin.
 
 Any registry model: one task symbol = one of the tokenizer's single-character tokens, the
 example spelled `<bos> x_1..x_n : [q] target <eos>` with the tokenizer's own special tokens.
-The from-scratch training engine does the work (resume after a kill, periodic validation on a
-held-out stream, random position offsets for absolute-position models, the best checkpoint kept
-by validation accuracy); `accelerate` places the model and runs the configured precision.
+The shared engine does the work (resume after a kill, periodic validation on a held-out stream,
+random position offsets for absolute-position models, the best checkpoint kept by validation
+accuracy); `accelerate` places the model and runs the configured precision.
+
+Rules: `finetune_train`, `finetune_eval`, `finetune_table` (workflow/rules/finetune.smk).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import polars as pl
 import torch
 
-from .evaluation import teacher_forced_accuracy
-from .generate import LengthSpec
-from .models import position_limit, save_hf_directory
-from .prediction_cache import model_identity
-from .registry import ModelEntry, load_model, load_tokenizer
-from .sequences import TrainingStream, encoded_examples, tokenizer_layout
-from .tasks import sequence_length
-from .training import TrainingRun, TrainSettings, make_accelerator, train
+from .engine.loop import train
+from .engine.run import TrainingRun
+from .engine.scoring import teacher_forced_accuracy
+from .engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
+from .engine.settings import TrainSettings, make_accelerator
+from .lengthbins.evaluate import evaluate_file
+from .lengthbins.table import bin_markdown, bin_table, per_run_accuracy, read_evals
+from .models.positions import position_limit
+from .models.registry import ModelEntry, load_model, load_tokenizer
+from .models.storage import model_identity, save_hf_directory
+from .tasks import LengthBin, Task
 
 
-def finetune_model(entry: ModelEntry, task: str, seed: int, section: dict, model_dir, checkpoint_dir,
+def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
                    progress: bool = True) -> dict:
     """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory.
 
     section: {"data": chars generator settings, "train_lengths", "max_length" (longest test context),
-              "training": engine settings incl. eval_examples / eval_batch_size}
+              "training": the engine's settings}
     """
-    training = dict(section["training"])
-    eval_batch = training.pop("eval_batch_size", 256)
-    eval_count = training.pop("eval_examples", 500)
-    settings = TrainSettings.from_config(training, keep="best")
+    settings = TrainSettings.from_config(section["training"], stop_at_accuracy=1.0, keep="best")
     accelerator = make_accelerator(settings.precision)
     tokenizer = load_tokenizer(entry)
     layout = tokenizer_layout(tokenizer, section["data"]["alphabet_size"], model_name=repr(entry.name))
-    model = load_model(replace(entry, dtype="float32", device=str(accelerator.device)))
-    train_lengths = LengthSpec.parse(section["train_lengths"])
-    longest = sequence_length(task, max(section["max_length"], train_lengths.high))
+    model = load_model(replace(entry, dtype="float32", device=str(accelerator.device)), check=False)
+    train_bin = LengthBin.parse(section["train_lengths"])
+    longest = task.sequence_length(max(section["max_length"], train_bin.high))
     limit = position_limit(model)
     if limit is not None and longest > limit:
-        raise ValueError(f"model {entry.name!r} has {limit} positions; task {task} at length "
+        raise ValueError(f"model {entry.name!r} has {limit} positions; task {task.name} at length "
                          f"{section['max_length']} needs {longest} tokens")
-    stream = TrainingStream(task, section["data"], train_lengths, settings.batch_size, seed,
+    stream = TrainingStream(task, section["data"], train_bin, settings.batch_size, seed,
                             longest if limit is not None else None, layout)
-    validation, targets = encoded_examples(task, section["data"], train_lengths, eval_count, seed, "validation", layout)
+    validation, targets = encoded_examples(task, section["data"], train_bin, settings.eval_examples, seed,
+                                           "validation", layout)
     torch.manual_seed(seed)  # dropout draws follow the seed (a resumed run restores its own RNG state)
     run = TrainingRun(
         model, settings, stream,
-        lambda m: teacher_forced_accuracy(m, validation, targets, eval_batch, settings.precision),
-        checkpoint_dir, name=f"{entry.name}/{task}/seed{seed}", accelerator=accelerator,
-        fingerprint={"model": model_identity(entry.path, entry.revision, "float32"), "task": task, "seed": seed,
+        lambda m: teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision),
+        checkpoint_dir, name=f"{entry.name}/{task.name}/seed{seed}", accelerator=accelerator,
+        fingerprint={"model": model_identity(entry.path, entry.revision, "float32"), "task": task.name, "seed": seed,
                      "section": section})
     train([run], progress=progress)
     save_hf_directory(run.final_model(), tokenizer, model_dir)
     return run.summary()
+
+
+def evaluate_finetuned(model_dir, data_path, alphabet_size: int, batch_size: int, precision: str) -> pl.DataFrame:
+    """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on one data file,
+    spelled with the model's own tokenizer."""
+    from transformers import AutoTokenizer
+
+    layout = tokenizer_layout(AutoTokenizer.from_pretrained(model_dir), alphabet_size)
+    return evaluate_file(model_dir, data_path, batch_size, True, precision, layout, alphabet_size)
+
+
+def finetune_table(eval_paths, bins: dict[str, list[str]]) -> pl.DataFrame:
+    """Per (model, task, bin): mean and spread over seeds, theory, mirror task."""
+    return bin_table(per_run_accuracy(read_evals(eval_paths)), bins)
+
+
+def finetune_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict) -> str:
+    return bin_markdown(table, bins, provenance, title="Fine-tuned", system_label="model")

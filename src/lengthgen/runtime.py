@@ -1,14 +1,23 @@
-"""Process set-up for workflow jobs: thread count, quiet libraries, the device in use."""
+"""Process set-up for workflow jobs and the one place that chooses the device."""
 
 from __future__ import annotations
 
 import os
 
 
+def pick_device(requested: str = "auto"):
+    """The torch device to run on: CUDA when present (for "auto"), else what was asked for."""
+    import torch
+
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(requested)
+
+
 def configure(threads: int | None = None) -> str:
     """Pin torch to the job's threads (jobs run side by side) and silence library chatter.
 
-    Returns the device name that the job will use, for provenance.
+    Returns the name of the device the job will use, for provenance.
     """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
@@ -18,4 +27,5 @@ def configure(threads: int | None = None) -> str:
         torch.set_num_threads(int(threads))
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    device = pick_device()
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type

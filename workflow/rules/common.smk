@@ -1,12 +1,16 @@
 # Config validation and the grid, shared by every stage.
 import sys
+from pathlib import Path
 
-from lengthgen.config import ConfigError, check_models, scratch_family_settings, scratch_lengths, validate_config
-from lengthgen.generate import LengthSpec
-from lengthgen.tasks import TASK_NAMES, get_task, sequence_length
+from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, scratch_bins,
+                              scratch_family_settings, scratch_lengths, validate_config)
+from lengthgen.tasks import TASK_NAMES, LengthBin, get_task
+
+# Relative model paths are looked up in the working directory, then beside this Snakefile.
+MODEL_SEARCH = (".", workflow.basedir)
 
 try:
-    _validated = validate_config(config, check_availability=False)
+    _validated = validate_config(config, check_availability=False, search=MODEL_SEARCH)
 except ConfigError as error:
     sys.exit(f"lengthgen: {error}")
 config.clear()
@@ -16,7 +20,7 @@ config.update(_validated)
 onstart:
     # Before the first job (never in a dry run): every registry model the grid uses can be loaded here.
     try:
-        check_models(config)
+        check_models(config, search=MODEL_SEARCH)
     except ConfigError as error:
         sys.exit(f"lengthgen: {error}")
 
@@ -27,27 +31,41 @@ TABLES = f"{RESULTS}/tables"
 wildcard_constraints:
     encoding="tokens|chars",
     task="|".join(TASK_NAMES),
-    lengths=r"\d+(-\d+)?",
+    bin=r"\d+(-\d+)?",
     seed=r"\d+",
     pe="ape|rope|nope",
 
 
-def data_path(encoding, task, lengths, seed):
-    return f"{RESULTS}/data/{encoding}/{task}/{lengths}/seed{seed}.parquet"
+# The configured tasks as records, looked up once: rules pass these, never names to look up again.
+TASKS = {name: get_task(name) for name in config["tasks"]}
 
 
-def task_bins(task):
-    """The from-scratch test bins of a task (they may differ per task family)."""
-    return scratch_lengths(config["scratch"], get_task(task).family)[1]
+def task_of(wildcards):
+    return get_task(wildcards.task)
+
+
+def model_inputs(name):
+    """A registry model that lives in a local directory is an input of every job that reads it: the
+    directory (`model`, the path the job loads) and every file in it (`model_files`), so rewriting
+    any of them reruns exactly what depends on the model. A hub model is identified by id and
+    revision, which its jobs carry in their params."""
+    entry = model_entry(name, config["models"][name], MODEL_SEARCH)
+    if not entry.is_local:
+        return {}
+    return {"model": entry.path, "model_files": sorted(str(p) for p in Path(entry.path).rglob("*") if p.is_file())}
+
+
+def data_path(encoding, task, length_bin, seed):
+    return f"{RESULTS}/data/{encoding}/{task}/{length_bin}/seed{seed}.parquet"
 
 
 def data_files():
     """Every evaluation set the configured grid needs."""
     files = []
-    for task in config["tasks"]:
+    scratch = scratch_bins(config["scratch"])
+    for name, task in TASKS.items():
         for seed in config["seeds"]:
-            family = get_task(task).family
             if config["scratch"]["enabled"]:
-                files += [data_path("tokens", task, b, seed) for b in task_bins(task)]
-            files += [data_path("chars", task, n, seed) for n in config["icl"]["lengths"][family]]
+                files += [data_path("tokens", name, b, seed) for b in scratch[task.family]]
+            files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
     return files

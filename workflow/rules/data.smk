@@ -4,9 +4,9 @@
 def data_params(wildcards):
     """Everything this file depends on and nothing else, so other settings never rerun it. The
     wildcards are repeated here because the between-workflow cache hashes params, not paths."""
-    generator = get_task(wildcards.task).generator
+    generator = task_of(wildcards).generator
     section = config["data"][wildcards.encoding]
-    return {"task": wildcards.task, "encoding": wildcards.encoding, "lengths": wildcards.lengths,
+    return {"task": wildcards.task, "encoding": wildcards.encoding, "bin": wildcards.bin,
             "seed": int(wildcards.seed), "examples": section["examples"], "generator": generator,
             "settings": section[generator]}
 
@@ -15,7 +15,7 @@ rule data:
     # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
     cache: "omit-software"
     output:
-        data_path("{encoding}", "{task}", "{lengths}", "{seed}"),
+        data_path("{encoding}", "{task}", "{bin}", "{seed}"),
     params:
         section=data_params,
     script:

@@ -6,18 +6,19 @@ FINETUNE = f"{RESULTS}/finetune/{{model}}/{{task}}/seed{{seed}}"
 
 def finetune_train_params(wildcards):
     """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
-    section = config["finetune"]
-    family = get_task(wildcards.task).family
+    section, task = config["finetune"], task_of(wildcards)
     return {
         "model": config["models"][wildcards.model],
-        "data": config["data"]["chars"][get_task(wildcards.task).generator],
-        "train_lengths": str(section["train_lengths"][family]),
-        "max_length": max(LengthSpec.parse(str(b)).high for b in section["test_bins"][family]),
+        "data": config["data"]["chars"][task.generator],
+        "train_lengths": str(section["train_lengths"][task.family]),
+        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(section)[task.family]),
         "training": section["training"],
     }
 
 
 rule finetune_train:
+    input:
+        unpack(lambda w: model_inputs(w.model)),
     output:
         model=directory(f"{FINETUNE}/model"),
         history=f"{FINETUNE}/training.parquet",
@@ -35,12 +36,12 @@ rule finetune_train:
 rule finetune_eval:
     input:
         model=f"{FINETUNE}/model",
-        data=data_path("chars", "{task}", "{lengths}", "{seed}"),
+        data=data_path("chars", "{task}", "{bin}", "{seed}"),
     output:
-        f"{FINETUNE}/eval/{{lengths}}.parquet",
+        f"{FINETUNE}/eval/{{bin}}.parquet",
     params:
         section=lambda w: {
-            "alphabet_size": config["data"]["chars"][get_task(w.task).generator]["alphabet_size"],
+            "alphabet_size": config["data"]["chars"][task_of(w).generator]["alphabet_size"],
             "batch_size": config["finetune"]["training"]["eval_batch_size"],
             "precision": config["finetune"]["training"]["precision"],
         },
@@ -52,18 +53,14 @@ rule finetune_eval:
         "../scripts/finetune_eval.py"
 
 
-def finetune_bins():
-    return {f: [str(b) for b in config["finetune"]["test_bins"][f]] for f in ("retrieval", "copying")}
-
-
 def finetune_evals():
-    bins = finetune_bins()
+    bins = finetune_bins(config["finetune"])
     return [
-        f"{RESULTS}/finetune/{model}/{task}/seed{seed}/eval/{lengths}.parquet"
+        f"{RESULTS}/finetune/{model}/{name}/seed{seed}/eval/{length_bin}.parquet"
         for model in config["finetune"]["models"]
-        for task in config["tasks"]
+        for name, task in TASKS.items()
         for seed in config["seeds"]
-        for lengths in bins[get_task(task).family]
+        for length_bin in bins[task.family]
     ]
 
 
@@ -74,7 +71,7 @@ rule finetune_table:
         parquet=f"{TABLES}/finetune.parquet",
         markdown=f"{TABLES}/finetune.md",
     params:
-        section={"bins": finetune_bins(), "finetune": config["finetune"], "seeds": config["seeds"],
+        section={"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
                  "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}},
     script:
         "../scripts/finetune_table.py"
@@ -94,10 +91,15 @@ rule comparison_table:
         "../scripts/comparison_table.py"
 
 
+def finetune_enabled():
+    return bool(config["finetune"]["models"])
+
+
+def comparison_enabled():
+    """The comparison needs all three experiments."""
+    return finetune_enabled() and scratch_enabled() and icl_enabled()
+
+
 def finetune_outputs():
-    if not config["finetune"]["models"]:
-        return []
-    outputs = list(rules.finetune_table.output)
-    if config["scratch"]["enabled"] and config["icl"]["models"]:
-        outputs += list(rules.comparison_table.output)
-    return outputs
+    outputs = list(rules.finetune_table.output) if finetune_enabled() else []
+    return outputs + (list(rules.comparison_table.output) if comparison_enabled() else [])

@@ -1,6 +1,6 @@
 # In-context evaluation per (model, task, length, seed, prompt variant): paper section 4.1.
 
-ICL = f"{RESULTS}/icl/{{model}}/{{task}}/{{lengths}}/seed{{seed}}/{{variant}}.parquet"
+ICL = f"{RESULTS}/icl/{{model}}/{{task}}/{{bin}}/seed{{seed}}/{{variant}}.parquet"
 
 
 wildcard_constraints:
@@ -10,13 +10,14 @@ wildcard_constraints:
 
 rule icl_predict:
     input:
-        data=data_path("chars", "{task}", "{lengths}", "{seed}"),
+        unpack(lambda w: model_inputs(w.model)),
+        data=data_path("chars", "{task}", "{bin}", "{seed}"),
     output:
         ICL,
     params:
         section=lambda w: {
-            "model": {"name": w.model, **config["models"][w.model]},
-            "settings": config["data"]["chars"][get_task(w.task).generator],
+            "model": config["models"][w.model],
+            "settings": config["data"]["chars"][task_of(w).generator],
             "shots": config["icl"]["shots"],
             "batch_size": config["icl"]["batch_size"],
         },
@@ -32,12 +33,11 @@ rule icl_predict:
 def icl_predictions():
     files = []
     for model in config["icl"]["models"]:
-        for task in config["tasks"]:
-            family = get_task(task).family
-            for lengths in config["icl"]["lengths"][family]:
+        for name, task in TASKS.items():
+            for length in config["icl"]["lengths"][task.family]:
                 for seed in config["seeds"]:
-                    for variant in config["icl"]["variants"][family]:
-                        files.append(ICL.format(model=model, task=task, lengths=lengths, seed=seed, variant=variant))
+                    for variant in config["icl"]["variants"][task.family]:
+                        files.append(ICL.format(model=model, task=name, bin=length, seed=seed, variant=variant))
     return files
 
 
@@ -54,5 +54,9 @@ rule icl_table:
         "../scripts/icl_table.py"
 
 
+def icl_enabled():
+    return bool(config["icl"]["models"])
+
+
 def icl_outputs():
-    return rules.icl_table.output if config["icl"]["models"] else []
+    return rules.icl_table.output if icl_enabled() else []

@@ -53,14 +53,14 @@ rule figure_comparison:
         "../scripts/figures.py"
 
 
-# Every table: the rule that writes it, its stage (report category) and caption.
+# Every table: the rule that writes it, its stage (report category), and whether this config makes it.
 TABLES_MADE = {
-    "theory": ("theory_table", "0 Data and theory"),
-    "data_summary": ("data_summary", "0 Data and theory"),
-    "scratch": ("scratch_table", "1 From scratch"),
-    "icl": ("icl_table", "2 In context"),
-    "finetune": ("finetune_table", "3 Fine-tuned"),
-    "comparison": ("comparison_table", "4 Comparison"),
+    "theory": ("theory_table", "0 Data and theory", lambda: True),
+    "data_summary": ("data_summary", "0 Data and theory", lambda: True),
+    "scratch": ("scratch_table", "1 From scratch", scratch_enabled),
+    "icl": ("icl_table", "2 In context", icl_enabled),
+    "finetune": ("finetune_table", "3 Fine-tuned", finetune_enabled),
+    "comparison": ("comparison_table", "4 Comparison", comparison_enabled),
 }
 
 
@@ -75,7 +75,7 @@ rule table_csv:
     run:
         import polars as pl
 
-        from lengthgen.tables import write_text
+        from lengthgen.results.tables import write_text
 
         frame = pl.read_parquet(input[0])
         write_text(output[0], frame.select([c for c in frame.columns if frame[c].dtype != pl.Null]).write_csv())
@@ -83,11 +83,7 @@ rule table_csv:
 
 def tables_made():
     """The tables this config makes, by name."""
-    made = ["theory", "data_summary"]
-    made += ["scratch"] if scratch_outputs() else []
-    made += ["icl"] if icl_outputs() else []
-    made += [t for t in ("finetune", "comparison") if any(t in str(o) for o in finetune_outputs())]
-    return made
+    return [name for name, (_, _, made) in TABLES_MADE.items() if made()]
 
 
 rule tables_index:

@@ -5,16 +5,14 @@ SCRATCH = f"{RESULTS}/scratch/{{task}}/{{pe}}/seed{{seed}}"
 
 def scratch_train_params(wildcards):
     """Only what this model depends on: its generator's settings, lengths, model and training."""
-    section = config["scratch"]
-    family = get_task(wildcards.task).family
-    settings = scratch_family_settings(section, family)
+    section, task = config["scratch"], task_of(wildcards)
+    settings = scratch_family_settings(section, task.family)
     training = {k: v for k, v in settings["training"].items() if k != "schedule"}
     training["schedule"] = settings["training"]["schedule"][wildcards.pe]
-    train_lengths, bins = scratch_lengths(section, family)
-    longest = max(LengthSpec.parse(b).high for b in bins)
+    longest = max(LengthBin.parse(b).high for b in scratch_bins(section)[task.family])
     return {
-        "data": config["data"]["tokens"][get_task(wildcards.task).generator],
-        "train_lengths": train_lengths,
+        "data": config["data"]["tokens"][task.generator],
+        "train_lengths": scratch_lengths(section, task.family)[0],
         # Only learned absolute positions depend on the longest test length (table size, offsets).
         "max_length": longest if wildcards.pe == "ape" else None,
         "model": {k: v for k, v in settings["model"].items() if wildcards.pe == "ape" or k != "max_positions"},
@@ -27,7 +25,7 @@ def scratch_train_cost(wildcards):
     scheduling priority: the longest jobs start first, so the short ones (and the evaluations
     after them) fill the cores at the end instead of one long job running alone."""
     settings = scratch_train_params(wildcards)
-    width = sequence_length(wildcards.task, LengthSpec.parse(settings["train_lengths"]).high)
+    width = task_of(wildcards).sequence_length(LengthBin.parse(settings["train_lengths"]).high)
     return settings["model"]["layers"] * width * settings["training"]["max_steps"] / 1e6
 
 
@@ -48,7 +46,7 @@ rule scratch_train:
 
 
 def scratch_eval_params(wildcards):
-    training = scratch_family_settings(config["scratch"], get_task(wildcards.task).family)["training"]
+    training = scratch_family_settings(config["scratch"], task_of(wildcards).family)["training"]
     return {"greedy": config["scratch"]["greedy"], "batch_size": training["eval_batch_size"],
             "precision": training["precision"]}
 
@@ -56,9 +54,9 @@ def scratch_eval_params(wildcards):
 rule scratch_eval:
     input:
         model=f"{SCRATCH}/model",
-        data=data_path("tokens", "{task}", "{lengths}", "{seed}"),
+        data=data_path("tokens", "{task}", "{bin}", "{seed}"),
     output:
-        f"{SCRATCH}/eval/{{lengths}}.parquet",
+        f"{SCRATCH}/eval/{{bin}}.parquet",
     params:
         section=scratch_eval_params,
     threads: 1
@@ -70,12 +68,13 @@ rule scratch_eval:
 
 
 def scratch_evals():
+    bins = scratch_bins(config["scratch"])
     return [
-        f"{RESULTS}/scratch/{task}/{pe}/seed{seed}/eval/{lengths}.parquet"
-        for task in config["tasks"]
+        f"{RESULTS}/scratch/{name}/{pe}/seed{seed}/eval/{length_bin}.parquet"
+        for name, task in TASKS.items()
         for pe in config["scratch"]["positional_encodings"]
         for seed in config["seeds"]
-        for lengths in task_bins(task)
+        for length_bin in bins[task.family]
     ]
 
 
@@ -89,11 +88,15 @@ rule scratch_table:
         markdown=f"{TABLES}/scratch.md",
         by_length=f"{TABLES}/scratch_by_length.parquet",
     params:
-        section={"bins": {f: scratch_lengths(config["scratch"], f)[1] for f in ("retrieval", "copying")},
-                 "scratch": config["scratch"], "seeds": config["seeds"], "tasks": config["tasks"]},
+        section={"bins": scratch_bins(config["scratch"]), "scratch": config["scratch"], "seeds": config["seeds"],
+                 "tasks": config["tasks"]},
     script:
         "../scripts/scratch_table.py"
 
 
+def scratch_enabled():
+    return config["scratch"]["enabled"]
+
+
 def scratch_outputs():
-    return rules.scratch_table.output if config["scratch"]["enabled"] else []
+    return rules.scratch_table.output if scratch_enabled() else []

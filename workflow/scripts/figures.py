@@ -1,9 +1,9 @@
 """Adapter: the figures of one stage, drawn from its tables (PNG and PDF)."""
 import polars as pl
 
-from lengthgen import figures
+from lengthgen.results import figures
 
-rule, inputs, outputs = snakemake.rule, snakemake.input, snakemake.output  # noqa: F821
+rule, inputs, outputs = snakemake.rule, snakemake.input, snakemake.output
 
 
 def stem(path):
@@ -11,12 +11,12 @@ def stem(path):
 
 
 if rule == "figure_scratch":
-    figures.save(figures.scratch_bins(pl.read_parquet(inputs.table)), stem(outputs.bins))
-    figures.save(figures.accuracy_by_length(pl.read_parquet(inputs.by_length)), stem(outputs.by_length))
+    figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "From scratch"), stem(outputs.bins))
+    figures.save(figures.accuracy_by_length(pl.read_parquet(inputs.by_length), "From scratch"), stem(outputs.by_length))
 elif rule == "figure_icl":
     figures.save(figures.mirror_bars(pl.read_parquet(inputs.table)), stem(outputs.mirror))
 elif rule == "figure_finetune":
-    figures.save(figures.scratch_bins(pl.read_parquet(inputs.table), unit="model", title="Fine-tuned"), stem(outputs.bins))
+    figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "Fine-tuned"), stem(outputs.bins))
 elif rule == "figure_comparison":
     figures.save(figures.comparison(pl.read_parquet(inputs.table)), stem(outputs.comparison))
 else:

@@ -1,21 +1,16 @@
 """Adapter: per-example exact match of one fine-tuned model on one length bin."""
+import polars as pl
+
+from lengthgen.finetune import evaluate_finetuned
+from lengthgen.results.provenance import collect
+from lengthgen.results.tables import write_parquet
 from lengthgen.runtime import configure
 
-device = configure(snakemake.threads)  # noqa: F821
-
-import polars as pl  # noqa: E402
-from transformers import AutoTokenizer  # noqa: E402
-
-from lengthgen.provenance import collect  # noqa: E402
-from lengthgen.scratch import evaluate_file  # noqa: E402
-from lengthgen.sequences import tokenizer_layout  # noqa: E402
-from lengthgen.tables import write_parquet  # noqa: E402
-
-w, section = snakemake.wildcards, snakemake.params.section  # noqa: F821
-layout = tokenizer_layout(AutoTokenizer.from_pretrained(snakemake.input.model), section["alphabet_size"])  # noqa: F821
-frame = evaluate_file(snakemake.input.model, snakemake.input.data, section["batch_size"], True,  # noqa: F821
-                      section["precision"], layout, section["alphabet_size"])
-frame = frame.with_columns(pl.lit(w.model).alias("model"), pl.lit(w.task).alias("task"),
-                           pl.lit(int(w.seed)).alias("seed"), pl.lit(w.lengths).alias("bin"))
-write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,  # noqa: F821
+device = configure(snakemake.threads)
+w, section = snakemake.wildcards, snakemake.params.section
+frame = evaluate_finetuned(snakemake.input.model, snakemake.input.data, section["alphabet_size"], section["batch_size"],
+                           section["precision"])
+frame = frame.with_columns(pl.lit(w.model).alias("system"), pl.lit(w.task).alias("task"),
+                           pl.lit(int(w.seed)).alias("seed"), pl.lit(w.bin).alias("bin"))
+write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,
                                                   extra={"wildcards": dict(w)}))

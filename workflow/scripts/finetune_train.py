@@ -1,19 +1,16 @@
 """Adapter: fine-tune one registry model on one task (one seed)."""
+from lengthgen.config import model_entry
+from lengthgen.engine.run import history_frame
+from lengthgen.finetune import finetune_model
+from lengthgen.results.provenance import collect
+from lengthgen.results.tables import write_parquet
 from lengthgen.runtime import configure
+from lengthgen.tasks import get_task
 
-device = configure(snakemake.threads)  # noqa: F821
-
-from lengthgen.finetune import finetune_model  # noqa: E402
-from lengthgen.provenance import collect  # noqa: E402
-from lengthgen.registry import ModelEntry  # noqa: E402
-from lengthgen.scratch import history_frame  # noqa: E402
-from lengthgen.tables import write_parquet  # noqa: E402
-
-w, section = snakemake.wildcards, snakemake.params.section  # noqa: F821
+device = configure(snakemake.threads)
+w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
-entry = ModelEntry.from_config(w.model, section["model"])
-summary = finetune_model(entry, w.task, seed, section, snakemake.output.model,  # noqa: F821
-                         snakemake.params.checkpoint_dir)  # noqa: F821
+entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
+summary = finetune_model(entry, get_task(w.task), seed, section, snakemake.output.model, snakemake.params.checkpoint_dir)
 extra = {"wildcards": dict(w), **{k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}}
-write_parquet(history_frame(summary), snakemake.output.history,  # noqa: F821
-              collect(section, seed=seed, device=device, extra=extra))
+write_parquet(history_frame(summary), snakemake.output.history, collect(section, seed=seed, device=device, extra=extra))

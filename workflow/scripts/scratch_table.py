@@ -1,13 +1,11 @@
 """Adapter: the from-scratch table (mean and spread over seeds, theory, mirror pairs) and the per-length table."""
-from lengthgen.provenance import collect
-from lengthgen.scratch import accuracy_by_length, per_run_accuracy, read_evals, scratch_markdown, scratch_table
-from lengthgen.tables import with_provenance_columns, write_parquet, write_table
+from lengthgen.results.provenance import collect
+from lengthgen.results.tables import with_provenance_columns, write_parquet, write_table
+from lengthgen.scratch import scratch_markdown, scratch_tables
 
-section = snakemake.params.section  # noqa: F821
+section = snakemake.params.section
 provenance = collect(section)
-evals = read_evals(snakemake.input.evals)  # noqa: F821
-table = scratch_table(per_run_accuracy(evals), section["bins"])
-write_table(table, snakemake.output.parquet, snakemake.output.markdown, provenance,  # noqa: F821
+table, by_length = scratch_tables(snakemake.input.evals, section["bins"])
+write_table(table, snakemake.output.parquet, snakemake.output.markdown, provenance,
             markdown=scratch_markdown(table, section["bins"], provenance))
-by_length = with_provenance_columns(accuracy_by_length(evals), provenance)
-write_parquet(by_length, snakemake.output.by_length, provenance)  # noqa: F821
+write_parquet(with_provenance_columns(by_length, provenance), snakemake.output.by_length, provenance)

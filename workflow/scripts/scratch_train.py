@@ -1,16 +1,15 @@
 """Adapter: train one (task, PE, seed) model from scratch."""
+from lengthgen.engine.run import history_frame
+from lengthgen.results.provenance import collect
+from lengthgen.results.tables import write_parquet
 from lengthgen.runtime import configure
+from lengthgen.scratch import train_scratch_model
+from lengthgen.tasks import get_task
 
-device = configure(snakemake.threads)  # noqa: F821
-
-from lengthgen.provenance import collect  # noqa: E402
-from lengthgen.scratch import history_frame, train_scratch_model  # noqa: E402
-from lengthgen.tables import write_parquet  # noqa: E402
-
-w, section = snakemake.wildcards, snakemake.params.section  # noqa: F821
+device = configure(snakemake.threads)
+w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
-summary = train_scratch_model(w.task, w.pe, seed, section, snakemake.output.model,  # noqa: F821
-                              snakemake.params.checkpoint_dir)  # noqa: F821
+summary = train_scratch_model(get_task(w.task), w.pe, seed, section, snakemake.output.model,
+                              snakemake.params.checkpoint_dir)
 extra = {"wildcards": dict(w), **{k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}}
-write_parquet(history_frame(summary), snakemake.output.history,  # noqa: F821
-              collect(section, seed=seed, device=device, extra=extra))
+write_parquet(history_frame(summary), snakemake.output.history, collect(section, seed=seed, device=device, extra=extra))

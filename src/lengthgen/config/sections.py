@@ -1,0 +1,32 @@
+"""Reading the validated config: the settings of one task family. Plain functions on dicts (no
+torch), so the Snakefile can call them while it plans the grid."""
+
+from __future__ import annotations
+
+from ..tasks import FAMILIES
+
+
+def per_family(value, family: str):
+    """A setting given once for all tasks, or as {retrieval: ..., copying: ...}."""
+    return value[family] if isinstance(value, dict) else value
+
+
+def scratch_lengths(scratch: dict, family: str) -> tuple[str, list[str]]:
+    """(training lengths, test bins) of a task family in the from-scratch stage."""
+    return str(per_family(scratch["train_lengths"], family)), [str(b) for b in per_family(scratch["test_bins"], family)]
+
+
+def scratch_family_settings(scratch: dict, family: str) -> dict:
+    """The from-scratch `model` and `training` settings of one task family (overrides applied)."""
+    override = scratch["family_overrides"].get(family, {})
+    return {part: {**scratch[part], **override.get(part, {})} for part in ("model", "training")}
+
+
+def scratch_bins(scratch: dict) -> dict[str, list[str]]:
+    """The from-scratch test bins of every family."""
+    return {family: scratch_lengths(scratch, family)[1] for family in FAMILIES}
+
+
+def finetune_bins(finetune: dict) -> dict[str, list[str]]:
+    """The fine-tuning test bins of every family."""
+    return {family: [str(b) for b in finetune["test_bins"][family]] for family in FAMILIES}

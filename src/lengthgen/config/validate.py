@@ -1,0 +1,185 @@
+"""Config validation: JSON Schema (with defaults filled in) plus the checks a schema cannot express.
+
+Runs when the workflow starts, so a bad config stops everything before any job, with one
+message that names the offending key.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from importlib import resources
+
+import jsonschema
+import yaml
+
+from ..tasks import FAMILIES, LengthBin, get_task
+from ..tasks.generate import check_settings
+from .sections import scratch_family_settings, scratch_lengths
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message names the key."""
+
+
+def _with_defaults(validator_class):
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+_DefaultingValidator = _with_defaults(jsonschema.Draft202012Validator)
+
+
+def _key(path, nested: bool = False) -> str:
+    """A config key as it is written in messages: `scratch.test_bins[1]`."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text or nested else str(part))
+    return text or ("" if nested else "(top level)")
+
+
+@lru_cache(maxsize=1)
+def _schema_text() -> str:
+    return resources.files(__package__).joinpath("config.schema.yaml").read_text()
+
+
+def load_schema() -> dict:
+    """The config schema, shipped inside the package (found the same way installed or editable)."""
+    return yaml.safe_load(_schema_text())
+
+
+def _first_error(errors):
+    """The error to report. A value that fails a shared block (e.g. `lr: 0`) also leaves that
+    block's keys "unevaluated": report the value, not the consequence."""
+    errors = list(errors)
+    causes = [e for e in errors if e.validator != "unevaluatedProperties"] or errors
+    return jsonschema.exceptions.best_match(sorted(causes, key=lambda e: (len(e.absolute_path), e.message)))
+
+
+def _subschema(schema: dict, definition: str) -> dict:
+    """A `$defs` entry as a schema of its own, with the definitions its references need."""
+    return {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+
+
+def model_entry(name: str, spec: dict, search=(".",)):
+    """A registry entry validated against the schema, with its defaults filled in."""
+    from ..models.registry import ModelEntry
+
+    spec = copy.deepcopy(spec)
+    error = _first_error(_DefaultingValidator(_subschema(load_schema(), "model_entry")).iter_errors(spec))
+    if error is not None:
+        raise ConfigError(f"config key models.{name}{_key(error.absolute_path, nested=True)}: {error.message}")
+    return ModelEntry.from_config(name, spec, search)
+
+
+def validate_config(config: dict, schema: dict | None = None, check_availability: bool = True,
+                    search=(".",)) -> dict:
+    """Return a validated copy of `config` with schema defaults filled in, or raise ConfigError.
+
+    check_availability=False checks model names but not that the models can be loaded here; the
+    workflow checks that in `onstart`, which a dry run skips, so a cluster grid can be previewed
+    on a machine without the weights.
+    """
+    config = copy.deepcopy(config)
+    validator = _DefaultingValidator(schema if schema is not None else load_schema())
+    error = _first_error(validator.iter_errors(config))
+    if error is not None:
+        raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
+    check_family_overrides(config, schema if schema is not None else load_schema())
+    check_grid(config)
+    check_models(config, check_availability, search)
+    return config
+
+
+def check_family_overrides(config: dict, schema: dict) -> None:
+    """Each family's merged `model` / `training` settings against the schema of those blocks."""
+    definitions = {"model": "scratch_model", "training": "scratch_training"}
+    for family, override in config["scratch"]["family_overrides"].items():
+        merged = scratch_family_settings(config["scratch"], family)
+        for part in override:
+            validator = jsonschema.Draft202012Validator(_subschema(schema, definitions[part]))
+            error = _first_error(validator.iter_errors(merged[part]))
+            if error is not None:
+                raise ConfigError(f"config key scratch.family_overrides.{family}.{part}"
+                                  f"{_key(error.absolute_path, nested=True)}: {error.message}")
+
+
+def used_models(config: dict) -> list[tuple[str, str]]:
+    """(config key, registry name) of every model a stage uses."""
+    return [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune")
+            for i, name in enumerate(config[stage]["models"])]
+
+
+def check_models(config: dict, check_availability: bool = True, search=(".",)) -> None:
+    """Every model a stage names is in the registry and (unless told not to) can be loaded here;
+    relative local paths are looked up in the folders of `search`."""
+    from ..models.registry import ModelUnavailable, check_available
+
+    for key, name in used_models(config):  # names first: a typo is reported before slow checks
+        if name not in config["models"]:
+            known = ", ".join(sorted(config["models"])) or "none"
+            raise ConfigError(f"config key {key}: {name!r} is not in the model registry (models: {known})")
+    for name in dict.fromkeys(name for _, name in used_models(config)) if check_availability else []:
+        try:
+            check_available(model_entry(name, config["models"][name], search))
+        except ModelUnavailable as error:
+            raise ConfigError(f"config key models.{name}: {error}") from None
+
+
+def _length_settings(config: dict):
+    """Yield (key, encoding, length bin, family) for every length bin the grid asks a generator for."""
+    scratch = config["scratch"]
+    for family in FAMILIES:
+        train_key = "scratch.train_lengths" + (f".{family}" if isinstance(scratch["train_lengths"], dict) else "")
+        bins_key = "scratch.test_bins" + (f".{family}" if isinstance(scratch["test_bins"], dict) else "")
+        train, bins = scratch_lengths(scratch, family)
+        yield train_key, "tokens", train, family
+        for i, length_bin in enumerate(bins):
+            yield f"{bins_key}[{i}]", "tokens", length_bin, family
+    for family, lengths in config["icl"]["lengths"].items():
+        for i, length in enumerate(lengths):
+            yield f"icl.lengths.{family}[{i}]", "chars", length, family
+    if config["finetune"]["models"]:
+        for family in FAMILIES:
+            yield f"finetune.train_lengths.{family}", "chars", config["finetune"]["train_lengths"][family], family
+            for i, length_bin in enumerate(config["finetune"]["test_bins"][family]):
+                yield f"finetune.test_bins.{family}[{i}]", "chars", length_bin, family
+
+
+def check_grid(config: dict) -> None:
+    """Settings that are each valid but cannot work together (e.g. a unique copy longer than its alphabet)."""
+    for key, encoding, text, family in _length_settings(config):
+        try:
+            length_bin = LengthBin.parse(text)
+        except ValueError as error:
+            raise ConfigError(f"config key {key}: {error}") from None
+        for name in config["tasks"]:
+            task = get_task(name)
+            if task.family != family:
+                continue
+            settings = config["data"][encoding][task.generator]
+            try:
+                check_settings(task, encoding, settings, length_bin)
+            except ValueError as error:
+                raise ConfigError(f"config key {key} (with data.{encoding}.{task.generator}): {error}") from None
+
+
+def train_settings(stage: str = "scratch", **overrides):
+    """Engine settings with a stage's schema defaults (the from-scratch schedule resolved to
+    "constant"), early stop at accuracy 1.0 and the last weights kept, unless `overrides` say
+    otherwise: for notebooks, benchmarks and tests that drive the engine directly."""
+    from ..engine.settings import TrainSettings
+
+    training = dict(validate_config({}, check_availability=False)[stage]["training"])
+    if isinstance(training["schedule"], dict):
+        training["schedule"] = "constant"
+    stage_choices = {"stop_at_accuracy": overrides.pop("stop_at_accuracy", 1.0), "keep": overrides.pop("keep", "last")}
+    return TrainSettings.from_config({**training, **overrides}, **stage_choices)

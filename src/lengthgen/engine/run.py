@@ -1,0 +1,185 @@
+"""One training run: a model with its optimiser, schedule, data stream and checkpoint.
+
+Shared by every stage that trains (from scratch, pretraining, fine-tuning). Resuming is exact: the
+batch of step s is a pure function of (seed, s), and the checkpoint holds model, optimiser,
+scheduler and RNG state, so a run killed at any point and started again ends with the same
+weights and metrics as one never interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from ..results.provenance import canonical_json, config_hash
+from ..runtime import pick_device
+from .sequences import IGNORE, length_buckets
+from .settings import TrainSettings, optimizer_and_schedule, precision_autocast
+
+
+@dataclass
+class History:
+    steps: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)  # mean training loss since the last evaluation
+    accuracies: list[float] = field(default_factory=list)  # validation accuracy at that step
+    metrics: list[dict] = field(default_factory=list)  # anything else the evaluation reported then
+
+
+class TrainingRun:
+    """One model being trained; `step()` advances it by one optimiser step.
+
+    batch_for(step) -> dict of CPU tensors (input_ids, labels, optional position_ids);
+    evaluate(model) -> validation accuracy in [0, 1], or a dict with "accuracy" and other metrics
+    to keep in the history.
+    fingerprint: anything that identifies the run's settings; a checkpoint made under another
+    fingerprint is ignored rather than resumed.
+    accelerator: an `accelerate.Accelerator` (fine-tuning) that places the model and runs mixed
+    precision and the backward pass; without one the engine does both itself.
+    """
+
+    def __init__(self, model, settings: TrainSettings, batch_for: Callable[[int], dict],
+                 evaluate: Callable[[torch.nn.Module], float], checkpoint_dir: str | os.PathLike | None,
+                 fingerprint: dict, device: torch.device | None = None, name: str = "run", accelerator=None):
+        self.accelerator = accelerator
+        self.device = accelerator.device if accelerator is not None else device or pick_device()
+        self.model = model.to(self.device)
+        self.settings, self.batch_for, self.evaluate, self.name = settings, batch_for, evaluate, name
+        self.fingerprint = config_hash({"fingerprint": fingerprint, "settings": asdict(settings)})
+        self.checkpoint = Path(checkpoint_dir) / "state.pt" if checkpoint_dir else None
+        self.optimizer, self.scheduler = optimizer_and_schedule(model.parameters(), settings, self.device)
+        self.step_count, self.done = 0, False
+        self.history, self.best_accuracy, self.best_state = History(), -1.0, None
+        self._loss_sum, self._loss_count = 0.0, 0
+        self.resumed_from = self._resume()
+
+    # -- state -----------------------------------------------------------------------------
+    def _state(self) -> dict:
+        return {
+            "fingerprint": self.fingerprint, "step": self.step_count, "done": self.done,
+            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(), "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "history": asdict(self.history), "best_accuracy": self.best_accuracy, "best_state": self.best_state,
+            "loss_sum": self._loss_sum, "loss_count": self._loss_count,
+        }
+
+    def save_checkpoint(self) -> None:
+        if self.checkpoint is None:
+            return
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.checkpoint.with_suffix(".tmp")
+        torch.save(self._state(), tmp)
+        os.replace(tmp, self.checkpoint)
+
+    def _resume(self) -> int | None:
+        if self.checkpoint is None or not self.checkpoint.exists():
+            return None
+        state = torch.load(self.checkpoint, map_location=self.device, weights_only=False)
+        if state["fingerprint"] != self.fingerprint:
+            return None  # made under other settings: start afresh (it is overwritten at the next save)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"].cpu())
+        if state["cuda_rng"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        self.step_count, self.done = state["step"], state["done"]
+        self.history = History(**state["history"])
+        self.best_accuracy, self.best_state = state["best_accuracy"], state["best_state"]
+        self._loss_sum, self._loss_count = state["loss_sum"], state["loss_count"]
+        return self.step_count
+
+    # -- training --------------------------------------------------------------------------
+    def step(self) -> bool:
+        """One optimiser step (plus evaluation/checkpoint when due). Returns False once finished."""
+        if self.done:
+            return False
+        s = self.settings
+        self.model.train()
+        batch = self.batch_for(self.step_count)
+        if s.length_buckets > 1:
+            # Each micro-batch's loss is its token sum over the whole batch's token count, so the
+            # accumulated gradient is the full batch's (the model's loss shifts labels by one).
+            tokens = (batch["labels"][:, 1:] != IGNORE).sum().to(self.device)
+            parts, extra = length_buckets(batch, s.length_buckets), {"num_items_in_batch": tokens}
+        else:
+            parts, extra = [batch], {}
+        loss = 0.0
+        for part in parts:
+            part = {k: v.to(self.device, non_blocking=True) for k, v in part.items()}
+            if self.accelerator is not None:
+                with self.accelerator.autocast():
+                    part_loss = self.model(**part, **extra).loss
+                self.accelerator.backward(part_loss)
+            else:
+                with precision_autocast(self.device, s.precision):
+                    part_loss = self.model(**part, **extra).loss
+                part_loss.backward()
+            loss = loss + part_loss.detach()
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return self.record_step(loss)
+
+    @property
+    def runs(self) -> tuple[TrainingRun, ...]:
+        """The runs one `step()` advances (a stack of runs has several)."""
+        return (self,)
+
+    def record_step(self, loss: torch.Tensor) -> bool:
+        """Count a step whose update is done (here or by a stack of runs); evaluate and save when due.
+        Returns False once the run is finished."""
+        s = self.settings
+        self.step_count += 1
+        self._loss_sum = self._loss_sum + loss  # stays on the device: no sync per step
+        self._loss_count += 1
+        finished = self.step_count >= s.max_steps
+        if self.step_count % s.eval_every == 0 or finished:
+            finished = self._evaluate() or finished
+        self.done = finished
+        if finished or self.step_count % s.checkpoint_every == 0:
+            self.save_checkpoint()
+        return not finished
+
+    def _evaluate(self) -> bool:
+        self.model.eval()
+        with torch.no_grad():
+            result = self.evaluate(self.model)
+        metrics = dict(result) if isinstance(result, dict) else {"accuracy": result}
+        accuracy = float(metrics.pop("accuracy"))
+        self.history.metrics.append(metrics)
+        self.history.steps.append(self.step_count)
+        self.history.losses.append(float(self._loss_sum) / max(1, self._loss_count))
+        self.history.accuracies.append(accuracy)
+        self._loss_sum, self._loss_count = 0.0, 0
+        if accuracy > self.best_accuracy:
+            self.best_accuracy = accuracy
+            if self.settings.keep == "best":
+                self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        stop = self.settings.stop_at_accuracy
+        return stop is not None and accuracy >= stop
+
+    def final_model(self):
+        """The model to keep: the last weights, or the best by validation accuracy."""
+        if self.settings.keep == "best" and self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        return self.model
+
+    def summary(self) -> dict:
+        return {"name": self.name, "steps": self.step_count, "best_accuracy": self.best_accuracy,
+                "resumed_from": self.resumed_from, "history": json.loads(canonical_json(asdict(self.history)))}
+
+
+def history_frame(summary: dict):
+    """A run's history (from `TrainingRun.summary()`) as a table: step, training loss, validation accuracy."""
+    import polars as pl
+
+    history = summary["history"]
+    return pl.DataFrame({"step": history["steps"], "train_loss": history["losses"],
+                         "validation_accuracy": history["accuracies"]},
+                        schema={"step": pl.Int64, "train_loss": pl.Float64, "validation_accuracy": pl.Float64})

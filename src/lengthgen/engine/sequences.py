@@ -1,0 +1,135 @@
+"""Task examples as token-id sequences for training and teacher-forced scoring.
+
+Layout (SPEC section 1): ``<bos> x_1..x_n <sep> target <eos>``, with the query after ``<sep>``
+for retrieval. Labels follow the Hugging Face convention -- ``labels[i] = input_ids[i]`` on the
+positions to learn, -100 elsewhere -- and the model shifts them itself, so the target token at
+position i is predicted from position i-1 (no extra shift here: the authors' double shift is a bug).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..models.vocab import BOS, EOS, PAD, SEP, symbol_id
+from ..tasks import LengthBin, Task
+from ..tasks.generate import encode, generate_inputs, target_of
+
+IGNORE = -100
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a model spells an example: the data encoding, symbol -> token id, and the special ids."""
+
+    encoding: str  # "tokens" (from-scratch vocabularies) or "chars" (pretrained tokenizers)
+    to_id: Callable[[int], int]
+    bos: int
+    sep: int
+    eos: int
+    pad: int
+
+
+SCRATCH_LAYOUT = Layout("tokens", symbol_id, BOS, SEP, EOS, PAD)
+
+
+def tokenizer_layout(tokenizer, alphabet_size: int, separator: str = ":", model_name: str = "the model") -> Layout:
+    """One character = one token (SPEC section 4): each task symbol, and the separator, must be a
+    single token of this tokenizer; otherwise a clear error naming the character."""
+    def single(char: str) -> int:
+        ids = tokenizer(char, add_special_tokens=False).input_ids
+        if len(ids) != 1 or ids[0] == tokenizer.unk_token_id:
+            raise ValueError(f"the tokenizer of {model_name} has no single token for {char!r} "
+                             f"(it gives {ids}); fine-tuning needs one token per symbol")
+        return ids[0]
+
+    ids = [single(encode([s], "chars")) for s in range(alphabet_size)]
+    eos = tokenizer.eos_token_id
+    if eos is None:
+        raise ValueError(f"the tokenizer of {model_name} has no end-of-sequence token")
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else eos
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    return Layout("chars", ids.__getitem__, bos, single(separator), eos, pad)
+
+
+@dataclass
+class Encoded:
+    """One example: its full id sequence and where the answer (target, then <eos>) starts."""
+
+    ids: list[int]
+    answer_start: int
+
+
+def encode_example(context, query, target, layout: Layout = SCRATCH_LAYOUT) -> Encoded:
+    to_id = layout.to_id
+    prompt = [layout.bos, *map(to_id, context), layout.sep] + ([to_id(query)] if query is not None and query >= 0 else [])
+    return Encoded(prompt + [*map(to_id, target), layout.eos], len(prompt))
+
+
+def collate(examples: list[Encoded], offsets: list[int] | None = None, max_position: int | None = None,
+            pad_id: int = PAD) -> dict[str, torch.Tensor]:
+    """Right-padded batch. `offsets` shift each row's position ids (random offsets for APE)."""
+    width = max(len(e.ids) for e in examples)
+    # Padded Python rows, one tensor each: a tensor per row would cost more than the rows.
+    input_ids = torch.tensor([e.ids + [pad_id] * (width - len(e.ids)) for e in examples], dtype=torch.long)
+    labels = torch.tensor([[IGNORE] * e.answer_start + e.ids[e.answer_start:] + [IGNORE] * (width - len(e.ids))
+                           for e in examples], dtype=torch.long)
+    batch = {"input_ids": input_ids, "labels": labels}
+    if offsets is not None:
+        positions = torch.arange(width).unsqueeze(0) + torch.tensor(offsets).unsqueeze(1)
+        if max_position is not None:  # padding positions past the table are never scored
+            positions = positions.clamp(max=max_position - 1)
+        batch["position_ids"] = positions
+    return batch
+
+
+def length_buckets(batch: dict[str, torch.Tensor], buckets: int) -> list[dict[str, torch.Tensor]]:
+    """The rows of a right-padded batch in `buckets` micro-batches of similar length, each cut to
+    its own longest row. Why: a batch is as wide as its longest example, so with lengths drawn
+    uniformly almost half of a copying batch is padding; sorted micro-batches skip most of it.
+    A row ends at its last labelled token (the answer, then <eos>, ends every sequence)."""
+    labelled = batch["labels"] != IGNORE
+    ends = labelled.int().cumsum(1).argmax(1) + 1  # one past the last labelled position
+    order = torch.argsort(ends, stable=True)
+    parts = []
+    for rows in order.chunk(buckets):
+        width = int(ends[rows].max())
+        parts.append({k: v[rows, :width] for k, v in batch.items()})
+    return parts
+
+
+def random_offsets(rng: np.random.Generator, lengths: list[int], max_position: int) -> list[int]:
+    """Uniform offsets so that every position up to `max_position` is trained (SPEC section 2)."""
+    return [int(rng.integers(0, max_position - n + 1)) for n in lengths]
+
+
+def encoded_examples(task: Task, settings: dict, length_bin: LengthBin, count: int, seed: int, stream: str,
+                     layout: Layout = SCRATCH_LAYOUT):
+    """Encoded examples of a named random stream, with each target's length."""
+    examples, target_lengths = [], []
+    for context, query, occurrences in generate_inputs(task, layout.encoding, settings, length_bin, count, seed, stream):
+        target, _ = target_of(task, context, occurrences)
+        examples.append(encode_example(context, query, target, layout))
+        target_lengths.append(len(target))
+    return examples, target_lengths
+
+
+class TrainingStream:
+    """Batch of step s = a pure function of (task, settings, seed, s): resumable at any step."""
+
+    def __init__(self, task: Task, settings: dict, length_bin: LengthBin, batch_size: int, seed: int,
+                 max_position: int | None, layout: Layout = SCRATCH_LAYOUT):
+        self.task, self.settings, self.length_bin, self.layout = task, settings, length_bin, layout
+        self.batch_size, self.seed, self.max_position = batch_size, seed, max_position
+
+    def __call__(self, step: int) -> dict:
+        examples, _ = encoded_examples(self.task, self.settings, self.length_bin, self.batch_size, self.seed,
+                                       f"train/{step}", self.layout)
+        offsets = None
+        if self.max_position is not None:
+            rng = np.random.default_rng([self.seed, step, 0x0FF5E7])
+            offsets = random_offsets(rng, [len(e.ids) for e in examples], self.max_position)
+        return collate(examples, offsets, self.max_position, self.layout.pad)

@@ -1,0 +1,110 @@
+"""The model registry: config name -> hub id or local path, revision, kind, dtype, device.
+
+Every model is loaded through the Auto classes (one model format for the whole pipeline);
+`trust_remote_code` stays off unless the entry says so. A model that is neither a local directory
+nor in the local Hugging Face cache nor reachable gets one clear error naming it, and
+`check_available` raises it when the workflow starts, before any job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class ModelUnavailable(RuntimeError):
+    """A registry entry that cannot be loaded here."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One registry entry; its fields and defaults are those of the config schema (`models`)."""
+
+    name: str
+    path: str  # a hub id ("meta-llama/Llama-3.1-8B") or a local directory
+    revision: str | None
+    kind: str  # "completion" | "chat"
+    dtype: str
+    device: str  # "auto": CUDA when present, else CPU
+    trust_remote_code: bool
+
+    @classmethod
+    def from_config(cls, name: str, entry: dict, search: tuple[str | Path, ...] = (".",)) -> ModelEntry:
+        """A validated registry entry. A relative `path` is looked up in each folder of `search` in
+        turn (the working directory, then the workflow's own, where the shipped models live)."""
+        path = entry["path"]
+        if not Path(path).is_absolute():
+            for root in search:
+                if (Path(root) / path).exists():
+                    path = str((Path(root) / path).resolve())
+                    break
+        return cls(name=name, **{**entry, "path": path})
+
+    @property
+    def is_local(self) -> bool:
+        return Path(self.path).is_dir()
+
+
+def check_available(entry: ModelEntry) -> None:
+    """Raise ModelUnavailable unless the model can be loaded without surprises."""
+    if entry.is_local:
+        if not (Path(entry.path) / "config.json").exists():
+            raise ModelUnavailable(
+                f"model {entry.name!r}: {entry.path} has no config.json (not a Hugging Face model directory)")
+        return
+    if entry.path.startswith((".", "/", "~")) or entry.path.count("/") > 1:  # not a hub id: a missing path
+        raise ModelUnavailable(f"model {entry.name!r}: local path {entry.path} does not exist")
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.constants import HF_HUB_OFFLINE
+
+    cached = try_to_load_from_cache(entry.path, "config.json", revision=entry.revision)
+    if isinstance(cached, str):
+        return
+    if HF_HUB_OFFLINE:
+        raise ModelUnavailable(
+            f"model {entry.name!r} ({entry.path}) is not a local directory and not in the Hugging Face cache, "
+            "and the hub is offline (HF_HUB_OFFLINE=1): download it first or point `path` at a local copy")
+    try:
+        from huggingface_hub import model_info
+
+        model_info(entry.path, revision=entry.revision, timeout=10)
+    except Exception as error:  # network errors, missing repos, gated repos without a token
+        raise ModelUnavailable(
+            f"model {entry.name!r} ({entry.path}) is not a local directory, not in the Hugging Face cache and "
+            f"not reachable on the hub: {type(error).__name__}: {str(error).splitlines()[0][:200]}") from None
+
+
+def _loading(entry: ModelEntry, loader):
+    try:
+        return loader()
+    except OSError as error:
+        raise ModelUnavailable(f"model {entry.name!r} ({entry.path}): {str(error).splitlines()[0]}") from None
+
+
+def load_tokenizer(entry: ModelEntry):
+    from transformers import AutoTokenizer
+
+    check_available(entry)
+    return _loading(entry, lambda: AutoTokenizer.from_pretrained(entry.path, revision=entry.revision,
+                                                                 trust_remote_code=entry.trust_remote_code))
+
+
+def load_model(entry: ModelEntry, check: bool = True):
+    """The model on the entry's device, in eval mode (`check=False` when the caller just checked)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from ..runtime import pick_device
+
+    if check:
+        check_available(entry)
+    dtype = entry.dtype if entry.dtype == "auto" else getattr(torch, entry.dtype)
+    model = _loading(entry, lambda: AutoModelForCausalLM.from_pretrained(
+        entry.path, revision=entry.revision, dtype=dtype, trust_remote_code=entry.trust_remote_code))
+    return model.to(pick_device(entry.device)).eval()
+
+
+def load(entry: ModelEntry):
+    """(model, tokenizer) on the entry's device, in eval mode; availability checked once."""
+    tokenizer = load_tokenizer(entry)
+    return load_model(entry, check=False), tokenizer

@@ -1,0 +1,125 @@
+"""Pretraining the embedded character-level LM on the Python-shipped corpus (see corpus.py).
+
+The same training engine as everywhere: the batch of step s is a set of random windows of the
+corpus drawn from (seed, s), so pretraining resumes exactly after a kill. Validation is next-token
+accuracy on the held-out tail of the corpus, which the training windows never touch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..engine.loop import train
+from ..engine.run import TrainingRun
+from ..engine.settings import TrainSettings
+from ..models.builders import build_char_model
+from ..models.char_tokenizer import build_char_tokenizer
+from ..models.storage import save_hf_directory
+from .corpus import build_corpus, corpus_hash
+
+
+class CorpusStream:
+    """Random windows of the training part of the corpus; a pure function of (seed, step)."""
+
+    def __init__(self, ids: np.ndarray, context: int, batch_size: int, seed: int):
+        self.ids, self.context, self.batch_size, self.seed = ids, context, batch_size, seed
+
+    def __call__(self, step: int) -> dict:
+        rng = np.random.default_rng([self.seed, step, 0x5EED])
+        starts = rng.integers(0, len(self.ids) - self.context, size=self.batch_size)
+        windows = torch.from_numpy(np.stack([self.ids[s:s + self.context] for s in starts]).astype(np.int64))
+        return {"input_ids": windows, "labels": windows.clone()}
+
+
+def next_token_accuracy(model, windows: torch.Tensor, batch_size: int) -> float:
+    device = next(model.parameters()).device
+    right = total = 0
+    for start in range(0, len(windows), batch_size):
+        batch = windows[start:start + batch_size].to(device)
+        predicted = model(input_ids=batch).logits[:, :-1].argmax(-1)
+        right += (predicted == batch[:, 1:]).sum().item()
+        total += predicted.numel()
+    return right / total
+
+
+def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) -> dict:
+    """Build the corpus, train the model, save it (fp16 safetensors) with its tokenizer."""
+    tokenizer = build_char_tokenizer()
+    text = build_corpus(section["corpus_chars"])
+    ids = np.asarray(tokenizer(text, add_special_tokens=False).input_ids, dtype=np.int16)
+    held_out = int(len(ids) * section["validation_fraction"])
+    train_ids, valid_ids = ids[:-held_out], ids[-held_out:]
+    context = section["context"]
+    settings = TrainSettings.from_config(section["training"], stop_at_accuracy=None, keep="last")
+    windows = settings.eval_examples  # evenly spaced windows of the held-out tail
+    validation = torch.from_numpy(np.stack([valid_ids[s:s + context] for s in
+                                            range(0, held_out - context, held_out // windows)][:windows]).astype(np.int64))
+    special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                   pad_token_id=tokenizer.pad_token_id)
+    model = build_char_model(section["architecture"], len(tokenizer), context, seed=section["seed"],
+                             special_ids=special, **section["model"])
+
+    def evaluate(m) -> dict:  # the induction probe at every evaluation shows when the heads form
+        return {"accuracy": next_token_accuracy(m, validation, settings.eval_batch_size),
+                **probe_summary(m, tokenizer, section["probe_segment"])}
+
+    run = TrainingRun(model, settings, CorpusStream(train_ids, context, settings.batch_size, section["seed"]),
+                      evaluate, checkpoint_dir,
+                      fingerprint={"section": section, "corpus": corpus_hash(text)}, name="pretrain")
+    train([run], progress=progress)
+    final = run.final_model()
+    save_hf_directory(final.half() if section["save_fp16"] else final, tokenizer, model_dir)
+    summary = run.summary()
+    summary.update(corpus_hash=corpus_hash(text), corpus_chars=len(text),
+                   tokens_seen=run.step_count * settings.batch_size * context)
+    return summary
+
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+@torch.no_grad()
+def probe_heads(model, tokenizer, segment: int = 40, count: int = 32, seed: int = 0):
+    """Per-head previous-token / duplicate / induction / anti-induction scores on letters repeated
+    once (`R R`), as a table with one row per head, and next-token accuracy on each copy of R.
+
+    Attention weights need eager attention; the model's own implementation is restored after."""
+    import polars as pl
+
+    from ..mechanism.heads import head_scores, repeated_sequences
+
+    letters = tokenizer(LETTERS, add_special_tokens=False).input_ids
+    segment = min(segment, len(letters))
+    sequences = repeated_sequences(letters, segment, count, seed, prefix=[tokenizer.bos_token_id])
+    device = next(model.parameters()).device
+    before = model.config._attn_implementation
+    model.set_attn_implementation("eager")
+    try:
+        scores = head_scores(model, sequences, segment, prefix=1)
+        predicted = model(input_ids=sequences.to(device)).logits[:, :-1].argmax(-1).cpu()
+    finally:
+        model.set_attn_implementation(before)
+    right = predicted == sequences[:, 1:]  # right[:, t] scores the prediction of token t + 1
+    repeat_accuracy = {"first_pass_accuracy": right[:, 1:segment].float().mean().item(),  # tokens 2..L of R
+                       "repeat_accuracy": right[:, segment + 1:2 * segment].float().mean().item()}
+    layers, heads = scores["induction"].shape
+    table = pl.DataFrame({"layer": [layer for layer in range(layers) for _ in range(heads)],
+                          "head": [h for _ in range(layers) for h in range(heads)],
+                          **{name: values.reshape(-1).tolist() for name, values in scores.items()}})
+    return table, repeat_accuracy
+
+
+def probe_summary(model, tokenizer, segment: int = 40) -> dict:
+    """Best induction and anti-induction score over heads, and next-token accuracy on the repeat."""
+    table, accuracy = probe_heads(model, tokenizer, segment)
+    return {"best_induction": float(table.get_column("induction").max()),
+            "best_anti_induction": float(table.get_column("anti_induction").max()), **accuracy}
+
+
+def induction_probe(model_dir, segment: int = 40, count: int = 32, seed: int = 0):
+    """`probe_heads` of a saved model (in float32)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    return probe_heads(model, AutoTokenizer.from_pretrained(model_dir), segment, count, seed)

@@ -1,0 +1,141 @@
+"""The paper's figures, drawn from the result tables (never from typed-in numbers).
+
+Each function takes the table(s) a rule produced and returns a matplotlib Figure; `save` writes
+it as PNG and PDF. Bars are means with the spread as an error bar (the authors drew mean + std
+as the bar height: a bug). Expressible tasks (C-RASP[pos]) are solid, the others hatched/dashed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from ..tasks import FAMILIES, MIRROR_PAIRS, LengthBin, get_task  # noqa: E402
+from .tables import atomic_path  # noqa: E402
+
+LEFT, RIGHT = "#c44e52", "#4c72b0"  # left/backward vs right/forward throughout
+
+
+def save(figure, stem) -> list[Path]:
+    """Write `stem`.png and `stem`.pdf atomically; return both paths."""
+    paths = []
+    for suffix in (".png", ".pdf"):
+        path = Path(f"{stem}{suffix}")
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight")
+        paths.append(path)
+    plt.close(figure)
+    return paths
+
+
+def _families(frame: pl.DataFrame) -> list[str]:
+    present = {get_task(t).family for t in frame.get_column("task").unique()}
+    return [f for f in FAMILIES if f in present]
+
+
+def _line_style(task: str) -> dict:
+    t = get_task(task)
+    return {"linestyle": "-" if t.expressible else "--", "marker": "o" if t.induction else "s"}
+
+
+def _family_panels(frame: pl.DataFrame, title: str, xlabel: str, draw):
+    """One panel per (system, task family), each drawn by `draw(ax, rows of that panel)`."""
+    units = frame.get_column("system").unique(maintain_order=True).to_list()
+    families = _families(frame)
+    figure, axes = plt.subplots(len(units), len(families), figsize=(5 * len(families), 3.2 * len(units)),
+                                squeeze=False)
+    family_of = pl.col("task").map_elements(lambda t: get_task(t).family, return_dtype=pl.Utf8)
+    for row, name in enumerate(units):
+        for col, family in enumerate(families):
+            ax = axes[row][col]
+            draw(ax, frame.filter((pl.col("system") == name) & (family_of == family)))
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_title(f"{title}: {name}, {family}")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel("exact match")
+            ax.legend(fontsize=7, ncol=2)
+    figure.tight_layout()
+    return figure
+
+
+def accuracy_by_bin(table: pl.DataFrame, title: str):
+    """Accuracy per length bin, one line per task, one panel per (system, family); error bars = std over seeds."""
+    def draw(ax, cell):
+        bins = cell.get_column("bin").unique(maintain_order=True).to_list()
+        for task, rows in cell.group_by("task", maintain_order=True):
+            order = [bins.index(b) for b in rows.get_column("bin")]
+            std = rows.get_column("accuracy_std").fill_null(0.0).to_list()
+            ax.errorbar(order, rows.get_column("accuracy").to_list(), yerr=std, label=task[0], capsize=3,
+                        **_line_style(task[0]))
+        ax.set_xticks(range(len(bins)), bins)
+
+    return _family_panels(table, title, "length bin (first = in distribution)", draw)
+
+
+def mirror_bars(table: pl.DataFrame):
+    """In context: per model and length, each mirror pair as two bars (left, right); bar = mean over
+    seeds and prompt variants, error bar = std over seeds."""
+    overall = table.filter(pl.col("variant") == "all")
+    models = overall.get_column("model").unique(maintain_order=True).to_list()
+    bins = sorted(overall.get_column("bin").unique().to_list(), key=lambda b: LengthBin.parse(b).high)
+    figure, axes = plt.subplots(len(models), len(bins), figsize=(3.6 * len(bins), 3 * len(models)),
+                                squeeze=False)
+    for row, model in enumerate(models):
+        for col, length_bin in enumerate(bins):
+            ax = axes[row][col]
+            cell = overall.filter((pl.col("model") == model) & (pl.col("bin") == length_bin))
+            values = {r["task"]: r for r in cell.iter_rows(named=True)}
+            pairs = [p for p in MIRROR_PAIRS if p[0] in values and p[1] in values]
+            for i, (left, right) in enumerate(pairs):
+                for offset, task, colour in ((-0.2, left, LEFT), (0.2, right, RIGHT)):
+                    r = values[task]
+                    ax.bar(i + offset, r["accuracy"], width=0.4, color=colour,
+                           yerr=r["accuracy_std_over_seeds"] or 0.0, capsize=2,
+                           hatch=None if get_task(task).expressible else "//", label=None)
+            ax.set_xticks(range(len(pairs)), [f"{left}/{right}" for left, right in pairs], fontsize=7, rotation=30)
+            ax.set_ylim(0, 1.05)
+            ax.set_title(f"{model}, length {length_bin}", fontsize=9)
+    axes[0][0].bar([], [], color=LEFT, label="left / backward")
+    axes[0][0].bar([], [], color=RIGHT, label="right / forward")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle("In context: mirror pairs (bar = mean, error bar = std over seeds; hatched = not C-RASP[pos])")
+    figure.tight_layout()
+    return figure
+
+
+def accuracy_by_length(by_length: pl.DataFrame, title: str):
+    """Accuracy against input length, one line per task, one panel per (system, family)."""
+    def draw(ax, cell):
+        for task, rows in cell.sort("length").group_by("task", maintain_order=True):
+            ax.plot(rows.get_column("length").to_list(), rows.get_column("accuracy").to_list(), label=task[0],
+                    markersize=3, **_line_style(task[0]))
+
+    return _family_panels(by_length, title, "input length", draw)
+
+
+def comparison(rows: pl.DataFrame):
+    """Per mirror pair: left and right accuracy in each experiment (from scratch, in context, fine-tuned)."""
+    systems = rows.select("experiment", "system").unique(maintain_order=True).rows()
+    pairs = [p for p in MIRROR_PAIRS if set(p) <= set(rows.get_column("task"))]
+    figure, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.4), squeeze=False, sharey=True)
+    for i, (left, right) in enumerate(pairs):
+        ax = axes[0][i]
+        for j, (experiment, system) in enumerate(systems):
+            cell = rows.filter((pl.col("experiment") == experiment) & (pl.col("system") == system))
+            value = dict(zip(cell.get_column("task"), cell.get_column("accuracy")))
+            for offset, task, colour in ((-0.2, left, LEFT), (0.2, right, RIGHT)):
+                if task in value:
+                    ax.bar(j + offset, value[task], width=0.4, color=colour)
+        ax.set_xticks(range(len(systems)), [f"{e}\n{s}" for e, s in systems], fontsize=6, rotation=30)
+        ax.set_ylim(0, 1.05)
+        expressible = "C-RASP[pos]" if get_task(left).expressible else "not C-RASP[pos]"
+        ax.set_title(f"{left} / {right} ({expressible})", fontsize=8)
+    axes[0][0].set_ylabel("exact match, longest length")
+    figure.suptitle("Left/backward (red) vs right/forward (blue): from scratch, in context, fine-tuned")
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,21 @@
+"""The index of result tables: which rule made each, from which inputs, under which config and code."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .tables import read_provenance
+
+SHOWN_INPUTS = 5
+
+
+def tables_index(made: dict, paths) -> pl.DataFrame:
+    """made: table name -> {"rule", "inputs"}, in the order of `paths` (the tables' parquet files)."""
+    rows = []
+    for (name, entry), path in zip(made.items(), paths):
+        record, inputs = read_provenance(path), entry["inputs"]
+        rows.append({"table": name, "parquet": str(path), "rule": entry["rule"], "inputs": len(inputs),
+                     "input_files": "; ".join(inputs[:SHOWN_INPUTS]) + (" ..." if len(inputs) > SHOWN_INPUTS else ""),
+                     "rows": pl.read_parquet(path).height, "table_config_hash": record["config_hash"],
+                     "table_code_version": record["code_version"]})
+    return pl.DataFrame(rows)

@@ -1,0 +1,195 @@
+"""Seeded, deterministic task data (SPEC section 1).
+
+Inputs are drawn per *generator* (unique/non-unique retrieval/copy), never per task, so every
+task that shares a generator -- in particular each left/right mirror pair -- gets the same
+contexts and queries for a given (encoding, length, seed). Targets are then read off per task.
+
+Symbols are integer indices into an alphabet; an *encoding* turns them into text:
+``tokens`` ("s0 s4 s2", one vocabulary entry per symbol, for models trained from scratch) or
+``chars`` ("AeC", one character per symbol, for pretrained models).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from .definitions import Task
+from .lengths import LengthBin
+
+CHAR_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+ENCODINGS = ("tokens", "chars")
+# Most symbols a generator may use per encoding (chars: 62 for retrieval, the 52 letters for copying).
+MAX_ALPHABET = {
+    ("chars", "unique_retrieval"): 62, ("chars", "nonunique_retrieval"): 62,
+    ("chars", "unique_copy"): 52, ("chars", "nonunique_copy"): 52,
+}
+
+
+# Shortest context a generator can make while keeping its constraints.
+MIN_LENGTH: dict[str, int] = {
+    "unique_retrieval": 3,  # q with both neighbours inside
+    "nonunique_retrieval": 5,  # two non-adjacent interior occurrences
+    "unique_copy": 1,
+    "nonunique_copy": 2,  # every symbol at least twice needs two tokens
+}
+
+
+def min_length(generator: str, settings: dict) -> int:
+    """Shortest context the generator can make under its constraints."""
+    if generator == "nonunique_copy" and settings.get("pool_fraction") is None:
+        return 1  # plain uniform draws (the from-scratch setting) have no repeat guarantee
+    return MIN_LENGTH[generator]
+
+
+def generator_rng(generator: str, encoding: str, length_bin: LengthBin, seed: int,
+                  stream: str | None = None) -> np.random.Generator:
+    """The random stream of one generator; `stream` names further independent streams
+    (training batches, validation sets) that never coincide with the evaluation files'."""
+    key = [seed, zlib.crc32(generator.encode()), zlib.crc32(encoding.encode()), length_bin.low, length_bin.high]
+    if stream is not None:
+        key.append(zlib.crc32(stream.encode()))
+    return np.random.default_rng(np.random.SeedSequence(key))
+
+
+def _draw_without(rng: np.random.Generator, alphabet: int, excluded: int, size: int) -> np.ndarray:
+    """Uniform draws with replacement from the alphabet minus one symbol."""
+    draws = rng.integers(0, alphabet - 1, size=size)
+    return draws + (draws >= excluded)
+
+
+def _unique_retrieval(rng, n, settings):
+    alphabet = settings["alphabet_size"]
+    query = int(rng.integers(alphabet))
+    context = _draw_without(rng, alphabet, query, n)
+    position = int(rng.integers(1, n - 1))  # both neighbours inside
+    context[position] = query
+    return context, query, [position]
+
+
+def _nonunique_retrieval(rng, n, settings):
+    alphabet = settings["alphabet_size"]
+    query = int(rng.integers(alphabet))
+    context = _draw_without(rng, alphabet, query, n)
+    interior = n - 2  # positions 1..n-2 have both neighbours
+    most = min(max(2, n // settings["occurrence_divisor"]), (interior + 1) // 2)
+    count = int(rng.integers(2, most + 1))
+    # Uniform non-adjacent subset: choose `count` of `interior - count + 1` slots, then spread them.
+    slots = np.sort(rng.choice(interior - count + 1, size=count, replace=False))
+    positions = slots + np.arange(count) + 1
+    context[positions] = query
+    return context, query, positions.tolist()
+
+
+def _unique_copy(rng, n, settings):
+    return rng.choice(settings["alphabet_size"], size=n, replace=False), -1, []
+
+
+def _nonunique_copy(rng, n, settings):
+    alphabet, fraction = settings["alphabet_size"], settings.get("pool_fraction")
+    if fraction is None:
+        return rng.integers(0, alphabet, size=n), -1, []
+    pool_size = max(1, min(alphabet, round(n * fraction), n // 2))
+    pool = rng.choice(alphabet, size=pool_size, replace=False)
+    sequence = np.concatenate([pool, pool, rng.choice(pool, size=n - 2 * pool_size)])
+    return rng.permutation(sequence), -1, []
+
+
+GENERATORS = {
+    "unique_retrieval": _unique_retrieval,
+    "nonunique_retrieval": _nonunique_retrieval,
+    "unique_copy": _unique_copy,
+    "nonunique_copy": _nonunique_copy,
+}
+
+
+def target_of(task: Task, context: list[int], occurrences: list[int]) -> tuple[list[int], int]:
+    """The task's answer and, for retrieval, the occurrence of q it is read from."""
+    if task.family == "copying":
+        return (list(context) if task.induction else list(reversed(context))), -1
+    position = occurrences[-1] if task.occurrence == "last" else occurrences[0]
+    return [context[position + 1 if task.induction else position - 1]], position
+
+
+def encode(symbols: list[int], encoding: str) -> str:
+    if encoding == "chars":
+        return "".join(CHAR_SYMBOLS[s] for s in symbols)
+    return " ".join(f"s{s}" for s in symbols)
+
+
+def check_settings(task: Task, encoding: str, settings: dict, length_bin: LengthBin) -> None:
+    """Raise ValueError for a setting the generator cannot honour."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; known: {', '.join(ENCODINGS)}")
+    alphabet = settings["alphabet_size"]
+    limit = MAX_ALPHABET.get((encoding, task.generator))
+    if limit is not None and alphabet > limit:
+        raise ValueError(f"{task.generator} alphabet_size {alphabet} exceeds the {limit} symbols of the {encoding} encoding")
+    if alphabet < 2:
+        raise ValueError(f"{task.generator} alphabet_size must be at least 2, got {alphabet}")
+    shortest = min_length(task.generator, settings)
+    if length_bin.high < shortest:
+        raise ValueError(f"length {length_bin} is too short for task {task.name}: it needs at least {shortest}")
+    if task.generator == "unique_copy" and length_bin.high > alphabet:
+        raise ValueError(
+            f"unique copy of length {length_bin.high} needs that many distinct symbols; alphabet_size is {alphabet}")
+
+
+def generate_inputs(task: Task, encoding: str, settings: dict, length_bin: LengthBin, count: int, seed: int,
+                    stream: str | None = None):
+    """Yield (context, query, occurrences) for `count` examples, shared by all tasks of the generator.
+
+    Ranges start at the generator's shortest valid length when their low end is below it.
+    """
+    check_settings(task, encoding, settings, length_bin)
+    rng = generator_rng(task.generator, encoding, length_bin, seed, stream)
+    make = GENERATORS[task.generator]
+    low = max(length_bin.low, min_length(task.generator, settings))
+    for _ in range(count):
+        n = int(rng.integers(low, length_bin.high + 1))
+        context, query, occurrences = make(rng, n, settings)
+        yield [int(s) for s in context], query, occurrences
+
+
+def data_schema():
+    """Columns of a data file (pyarrow is imported here only: training needs none of it)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("task", pa.string()),
+        ("encoding", pa.string()),
+        ("bin", pa.string()),  # the length bin of the file ("30" or "51-100")
+        ("seed", pa.int32()),
+        ("example", pa.int32()),  # index within the file
+        ("length", pa.int32()),  # n, the context length of this example
+        ("context", pa.list_(pa.int16())),  # symbol indices x_1..x_n
+        ("query", pa.int16()),  # retrieval query symbol; -1 for copying
+        ("occurrences", pa.list_(pa.int32())),  # 0-based positions of the query in the context
+        ("target_position", pa.int32()),  # occurrence the target is read from; -1 for copying
+        ("target", pa.list_(pa.int16())),
+        ("context_text", pa.string()),
+        ("query_text", pa.string()),
+        ("target_text", pa.string()),
+    ])
+
+
+def make_dataset(task: Task, encoding: str, settings: dict, length_bin: LengthBin, count: int, seed: int):
+    """The examples of one (task, encoding, length bin, seed) as a table with `data_schema()`."""
+    import pyarrow as pa
+
+    schema = data_schema()
+    rows = {name: [] for name in schema.names}
+    for index, (context, query, occurrences) in enumerate(
+            generate_inputs(task, encoding, settings, length_bin, count, seed)):
+        target, target_position = target_of(task, context, occurrences)
+        for name, value in (
+            ("task", task.name), ("encoding", encoding), ("bin", str(length_bin)), ("seed", seed),
+            ("example", index), ("length", len(context)), ("context", context), ("query", query),
+            ("occurrences", occurrences), ("target_position", target_position), ("target", target),
+            ("context_text", encode(context, encoding)),
+            ("query_text", encode([query], encoding) if query >= 0 else ""),
+            ("target_text", encode(target, encoding)),
+        ):
+            rows[name].append(value)
+    return pa.Table.from_pydict(rows, schema=schema)

@@ -1,0 +1,23 @@
+"""The theory table: what C-RASP[pos] predicts for each task (SPEC section 1)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .definitions import TASKS, Task
+
+
+def theory_table(tasks: list[Task] | None = None) -> pl.DataFrame:
+    tasks = list(TASKS.values()) if tasks is None else tasks
+    return pl.DataFrame({
+        "task": [t.name for t in tasks],
+        "family": [t.family for t in tasks],
+        "direction": [t.direction for t in tasks],
+        "bias": ["induction" if t.induction else "anti-induction" for t in tasks],
+        "uniqueness": ["unique" if t.unique else "non-unique" for t in tasks],
+        "occurrence": [t.occurrence or "" for t in tasks],
+        "mirror": [t.mirror for t in tasks],
+        "c_rasp_pos": [t.expressible for t in tasks],
+        "predicted_to_length_generalise": [t.predicted_to_generalise for t in tasks],
+        "reason": [t.reason for t in tasks],
+    })
