@@ -48,13 +48,17 @@ def ensure_packages(timeout: int = 600) -> None:
             policy.unlink()
 
 
+VIRTUAL_CORES = 16  # more than this machine has: GPU jobs ask for cores (cpus_per_gpu) as on a real GPU node
+
+
 def node_hardware() -> dict:
+    """The node as slurm.conf declares it: this machine's memory, and VIRTUAL_CORES cores (slurmd
+    accepts the declaration with SlurmdParameters=config_overrides)."""
     out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
     fields = dict(re.findall(r"(\w+)=(\S+)", out.splitlines()[0]))
-    keep = ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
-    hardware = {k: fields[k] for k in keep if k in fields}
-    hardware["RealMemory"] = str(max(1024, int(fields["RealMemory"]) - 1024))
-    return hardware
+    cores = max(VIRTUAL_CORES, int(fields["CPUs"]))
+    return {"CPUs": str(cores), "Boards": "1", "SocketsPerBoard": "1", "CoresPerSocket": str(cores),
+            "ThreadsPerCore": "1", "RealMemory": str(max(1024, int(fields["RealMemory"]) - 1024))}
 
 
 def _free_port() -> int:
@@ -118,6 +122,7 @@ class LocalCluster:
             f"SlurmctldPidFile={self.root / 'slurmctld.pid'}", f"SlurmdPidFile={self.root / 'slurmd.pid'}",
             f"SlurmctldLogFile={self.root / 'slurmctld.log'}", f"SlurmdLogFile={self.root / 'slurmd.log'}",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",  # --gpus needs cons_tres
+            "SlurmdParameters=config_overrides",
             "GresTypes=gpu",
             f"NodeName={self.host} NodeAddr=127.0.0.1 {hardware} Gres=gpu:{self.gpus} State=UNKNOWN",
             f"PartitionName=main Nodes={self.host} Default=YES MaxTime=INFINITE State=UP",

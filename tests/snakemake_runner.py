@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "workflow" / "Snakefile"
 
 
 def snakemake(workdir: Path, config: dict | Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -16,7 +17,7 @@ def snakemake(workdir: Path, config: dict | Path, *args: str, timeout: int = 900
         path.write_text(yaml.safe_dump(config))
         config = path
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+        [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(workdir),
          "--configfile", str(config), "--cores", "2", *args],
         capture_output=True, text=True, timeout=timeout)
 

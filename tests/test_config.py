@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from lengthgen.config import ConfigError, validate_config
+from snakemake_runner import SNAKEFILE
 
 SMOKE = yaml.safe_load(open(__import__("conftest").REPO / "configs" / "smoke.yaml"))
 
@@ -40,7 +41,8 @@ def test_validation_does_not_modify_its_input():
     ("scratch.modell", {}, "scratch", "'modell' was unexpected"),
     ("data.tokens.unique_copy.alphabet_sise", 3, "data.tokens.unique_copy", "'alphabet_sise' was unexpected"),
     ("scratch.model.layers", "four", "scratch.model.layers", "not of type 'integer'"),
-    ("seeds", [0, "1"], "seeds[1]", "not of type 'integer'"),
+    ("seeds", [0, "one"], "seeds[1]", "not of type 'integer'"),
+    ("scratch.model", {"d_model": 30, "heads": 4}, "scratch.model.d_model", "not a multiple of heads"),
     ("tasks", ["UR", "UM"], "tasks[1]", "'UM' is not one of"),
     ("tasks", [], "tasks", "should be non-empty"),
     ("seeds", [], "seeds", "should be non-empty"),
@@ -71,7 +73,7 @@ def test_workflow_stops_before_any_job(repo, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(with_change("data.tokens.unique_copy", {"alphabet_size": 10})))
     run = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), "--directory", str(tmp_path),
+        [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(tmp_path),
          "--configfile", str(bad), "--cores", "1"], capture_output=True, text=True, timeout=300)
     assert run.returncode != 0
     assert "config key scratch.test_bins[1]" in run.stdout + run.stderr

@@ -48,7 +48,7 @@ def test_labels_follow_the_models_own_shift(tmp_path):
 
 @pytest.mark.slow
 def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
-    from lengthgen.finetune import evaluate_finetuned, finetune_model
+    from lengthgen.finetune.train import evaluate_finetuned, finetune_model
 
     section = json.loads(json.dumps(finetune_section(tmp_path)))
     section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10)
@@ -65,7 +65,7 @@ def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
 
 
 def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
-    from lengthgen.finetune import finetune_model
+    from lengthgen.finetune.train import finetune_model
 
     section = {**finetune_section(tmp_path), "max_length": 40}  # UF at 40 needs 83 tokens; the model has 64
     with pytest.raises(ValueError, match="'tiny' has 64 positions; task UF at length 40 needs 83 tokens"):

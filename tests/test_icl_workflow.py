@@ -9,7 +9,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.models.char_tokenizer import build_char_tokenizer
-from snakemake_runner import smoke_config, snakemake
+from snakemake_runner import planned_jobs, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +31,15 @@ def save_tiny_model(path):
     tokenizer.save_pretrained(path)
 
 
+def retrain_in_place(weights):
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(weights)
+    name = sorted(tensors)[0]
+    tensors[name] = tensors[name] + 0.01
+    save_file(tensors, weights, metadata={"format": "pt"})
+
+
 def test_icl_stage_end_to_end(tmp_path):
     save_tiny_model(tmp_path / "tiny")
     config = icl_config(tmp_path / "tiny")
@@ -42,7 +51,9 @@ def test_icl_stage_end_to_end(tmp_path):
     assert table.get_column("accuracy").is_between(0, 1).all()
     ul = table.filter((pl.col("task") == "UL") & (pl.col("variant") == "all")).row(0, named=True)
     assert ul["mirror"] == "UR" and ul["bin"] == "8"
-    predictions = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "UL" / "8" / "seed0" / "formal.parquet")
+    family = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "retrieval.parquet")  # one job per family
+    assert set(family.get_column("task")) == {"UR", "UL", "NRLast"}
+    predictions = family.filter((pl.col("task") == "UL") & (pl.col("variant") == "formal"))
     assert predictions.height == 10 and predictions.get_column("prompt")[0].startswith("Given x_1")
     assert "right_neighbour_share" in (tmp_path / "results" / "tables" / "icl.md").read_text()
     assert not predictions.get_column("from_cache").any()
@@ -51,9 +62,18 @@ def test_icl_stage_end_to_end(tmp_path):
     shutil.rmtree(tmp_path / "results" / "icl")
     shutil.rmtree(tmp_path / "results" / "tables")
     assert snakemake(tmp_path, config).returncode == 0
-    again = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "UL" / "8" / "seed0" / "formal.parquet")
+    again = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "retrieval.parquet")
     assert again.get_column("from_cache").all()
-    assert again.get_column("prediction").to_list() == predictions.get_column("prediction").to_list()
+    assert again.get_column("prediction").to_list() == family.get_column("prediction").to_list()
+
+    # Rewritten with the same bytes: Snakemake's checksum sees nothing changed.
+    weights = tmp_path / "tiny" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes())
+    assert planned_jobs(tmp_path, config) == []
+    # New weights in place (as `make embedded` writes them): everything that read the model is planned again.
+    retrain_in_place(weights)
+    jobs = planned_jobs(tmp_path, config)
+    assert {w["family"] for rule, w in jobs if rule == "icl_predict"} == {"retrieval", "copying"}
 
 
 def test_hub_model_while_offline_fails_before_any_job(tmp_path):
@@ -85,7 +105,7 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     tables = tmp_path / "results" / "tables"
     finetune = pl.read_parquet(tables / "finetune.parquet")
-    assert finetune.height == len(config["tasks"]) * 2 and set(finetune.get_column("model")) == {"tiny"}
+    assert finetune.height == len(config["tasks"]) * 2 and set(finetune.get_column("system")) == {"tiny"}
     assert {"config_hash", "code_version", "device", "seed"} <= set(finetune.columns)
     assert "Fine-tuned: teacher-forced exact match" in (tables / "finetune.md").read_text()
     comparison = pl.read_parquet(tables / "comparison.parquet")
@@ -93,5 +113,18 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert set(comparison.filter(pl.col("experiment") == "fine-tuned").get_column("bin")) == {"9-10", "6-7"}
     assert "UL / UR" in (tables / "comparison.md").read_text()
     from transformers import AutoModelForCausalLM
-    model = AutoModelForCausalLM.from_pretrained(tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model")
-    assert model.config.model_type == "gpt2"
+    tuned = tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model"
+    assert AutoModelForCausalLM.from_pretrained(tuned).config.model_type == "gpt2"
+    assert planned_jobs(tmp_path, config) == []
+
+    # A fine-tuned model made again (Snakemake stamps a directory output when its job ends): its own
+    # evaluation is planned again, and the tables that follow from it; nothing else.
+    (tuned / ".snakemake_timestamp").touch()
+    jobs = planned_jobs(tmp_path, config)
+    assert [w for rule, w in jobs if rule == "finetune_eval"] == [{"model": "tiny", "task": "UF", "seed": "0"}]
+    assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "comparison_table", "figure_finetune",
+                                          "figure_comparison", "tables_index", "all"}
+    # Other fine-tuning settings: every fine-tuned model, and only what follows from them.
+    config["finetune"]["training"]["lr"] = 2e-3
+    rules = {rule for rule, _ in planned_jobs(tmp_path, config)}
+    assert "finetune_train" in rules and not rules & {"scratch_train", "scratch_eval", "icl_predict", "data"}

@@ -10,7 +10,7 @@ import yaml
 
 from lengthgen.results.tables import read_provenance
 from slurm_cluster import LocalCluster, ensure_packages
-from snakemake_runner import REPO, smoke_config, snakemake
+from snakemake_runner import REPO, SNAKEFILE, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def slurm_run(cluster, tmp_path_factory):
     config_path = workdir / "config.yaml"
     config_path.write_text(yaml.safe_dump(small_config()))
     command = ["timeout", "-k", "15", "-s", "INT", "900", sys.executable, "-m", "snakemake",
-               "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--configfile", str(config_path),
+               "--snakefile", str(SNAKEFILE), "--directory", str(workdir), "--configfile", str(config_path),
                "--profile", str(REPO / "slurm"), "--slurm-init-seconds-before-status-checks", "2",
                "--slurm-no-account", "--retries", "0"]
     run = subprocess.run(command, capture_output=True, text=True, env=cluster.env, timeout=960)
@@ -55,19 +55,27 @@ def parquet_outputs(workdir):
                   if "checkpoints" not in p.parts)
 
 
-def test_every_job_ran_as_a_slurm_job(slurm_run):
+def test_every_job_ran_as_a_slurm_job_and_tables_on_the_submitting_machine(slurm_run):
     outputs = parquet_outputs(slurm_run)
-    assert len(outputs) >= 15  # data, training histories, evaluations, tables
-    jobs = {read_provenance(slurm_run / p)["scheduler"].get("slurm_job_id") for p in outputs}
+    assert len(outputs) >= 12  # data, training histories, evaluations, tables
+    tables = [p for p in outputs if p.parts[1] == "tables"]
+    jobs = {read_provenance(slurm_run / p)["scheduler"].get("slurm_job_id") for p in outputs if p not in tables}
     assert None not in jobs, "an output was made outside SLURM"
-    assert len(jobs) >= len(outputs) - 1  # one job per output (a table rule writes two parquets)
+    assert len(jobs) == len(outputs) - len(tables)  # one job per output
+    assert tables and all("slurm_job_id" not in read_provenance(slurm_run / p)["scheduler"] for p in tables)
 
 
-def test_gpu_rules_get_the_gpus_the_profile_requests(slurm_run):
-    history = read_provenance(slurm_run / "results" / "scratch" / "UR" / "ape" / "seed0" / "training.parquet")
-    assert history["scheduler"]["cuda_visible_devices"] in {"0", "1"}
-    evaluation = read_provenance(slurm_run / "results" / "scratch" / "UR" / "ape" / "seed0" / "eval" / "1-8.parquet")
-    assert "cuda_visible_devices" not in evaluation["scheduler"]  # no GPU asked for evaluation
+def test_gpu_rules_get_the_gpus_the_workflow_profile_requests(slurm_run):
+    for name in ("training.parquet", "eval.parquet"):
+        record = read_provenance(slurm_run / "results" / "scratch" / "UR" / "ape" / "seed0" / name)
+        assert record["scheduler"]["cuda_visible_devices"] in {"0", "1"}
+    data = read_provenance(slurm_run / "results" / "data" / "tokens" / "UR" / "1-8" / "seed0.parquet")
+    assert "cuda_visible_devices" not in data["scheduler"]  # no GPU asked for data
+
+
+def test_a_successful_job_keeps_its_log(slurm_run):
+    log = (slurm_run / "results" / "logs" / "scratch_train" / "UF" / "ape" / "seed0.log").read_text()
+    assert "UF/ape/seed0" in log  # the training progress, kept after the SLURM job succeeded
 
 
 def test_results_equal_a_local_run(slurm_run, local_run):

@@ -31,11 +31,11 @@ from lengthgen.tasks import get_task
 configure(1)
 section, kind = json.loads(sys.argv[1]), sys.argv[4]
 if kind == "scratch":
-    from lengthgen.scratch import train_scratch_model
+    from lengthgen.scratch.train import train_scratch_model
     summary = train_scratch_model(get_task("NF"), "ape", 3, section, sys.argv[2], sys.argv[3], progress=False)
 else:  # fine-tuning a (tiny) pretrained model through accelerate
     from lengthgen.config import model_entry
-    from lengthgen.finetune import finetune_model
+    from lengthgen.finetune.train import finetune_model
     entry = model_entry("tiny", {"path": section["model_path"]})
     summary = finetune_model(entry, get_task("NF"), 3, section, sys.argv[2], sys.argv[3], progress=False)
 print(json.dumps(summary))
@@ -169,7 +169,7 @@ def test_killed_training_resumes_bit_for_bit(tmp_path, kind):
 
 
 def test_checkpoint_of_other_settings_is_not_resumed(tmp_path):
-    from lengthgen.scratch import train_scratch_model
+    from lengthgen.scratch.train import train_scratch_model
 
     section = json.loads(json.dumps(SECTION))
     section["training"]["max_steps"] = 10
@@ -184,7 +184,7 @@ def test_relative_and_no_position_models_need_no_test_length(tmp_path, pe):
     """The workflow passes max_length=None for RoPE/NoPE: they have no position table to size."""
     from transformers import AutoModelForCausalLM
 
-    from lengthgen.scratch import train_scratch_model
+    from lengthgen.scratch.train import train_scratch_model
 
     section = json.loads(json.dumps(SECTION))
     section.update(max_length=None)
@@ -197,7 +197,7 @@ def test_relative_and_no_position_models_need_no_test_length(tmp_path, pe):
 
 
 def test_position_table_too_small_is_an_error(tmp_path):
-    from lengthgen.scratch import train_scratch_model
+    from lengthgen.scratch.train import train_scratch_model
 
     section = json.loads(json.dumps(SECTION))
     section["model"]["max_positions"] = 8

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from lengthgen.results.tables import read_provenance
-from snakemake_runner import planned_jobs, smoke_config, snakemake
+from snakemake_runner import SNAKEFILE, planned_jobs, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,8 @@ def test_outputs_and_provenance(finished):
     assert theory.filter(pl.col("c_rasp_pos")).get_column("task").to_list() == ["UR", "UL", "UF"]
     summary = pl.read_parquet(tables / "data_summary.parquet")
     assert summary.get_column("constraints_hold").all()
-    assert summary.height == len(config["tasks"]) * (len(config["scratch"]["test_bins"]) + 1)
+    # No in-context or fine-tuned models in the smoke preset: no character data is made.
+    assert summary.height == len(config["tasks"]) * len(config["scratch"]["test_bins"])
     record = read_provenance(workdir / "results" / "data" / "tokens" / "UF" / "9-12" / "seed0.parquet")
     assert record["config"] == {"task": "UF", "encoding": "tokens", "bin": "9-12", "seed": 0, "examples": 20,
                                 "generator": "unique_copy", "settings": {"alphabet_size": 12}}
@@ -49,8 +50,9 @@ def test_scratch_outputs(finished):
     by_length = pl.read_parquet(results / "tables" / "scratch_by_length.parquet")
     lengths = set(by_length.filter(pl.col("task") == "UF").get_column("length"))
     assert lengths <= set(range(1, 13)) and len(lengths) >= 8
-    evals = pl.read_parquet(results / "scratch" / "UF" / "ape" / "seed0" / "eval" / "9-12.parquet")
-    assert evals.height == 20 and {"teacher_forced", "greedy", "greedy_prediction"} <= set(evals.columns)
+    evals = pl.read_parquet(results / "scratch" / "UF" / "ape" / "seed0" / "eval.parquet")  # every bin, one job
+    assert evals.group_by("bin").len().sort("bin").rows() == [("1-8", 20), ("9-12", 20)]
+    assert {"teacher_forced", "greedy", "greedy_prediction", "system"} <= set(evals.columns)
     from transformers import AutoModelForCausalLM, AutoTokenizer
     model_dir = results / "scratch" / "UF" / "ape" / "seed0" / "model"
     model, tokenizer = AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
@@ -77,8 +79,8 @@ def test_figures_tables_index_and_report(finished):
     assert "From-scratch models (ape)" in html and "Training lengths 1-8" in html
 
 
-# Rules downstream of any change: tables, their CSV twins and index, figures.
-DOWNSTREAM = {"data_summary", "scratch_table", "table_csv", "tables_index", "figure_scratch", "all"}
+# Rules downstream of any change: tables (with their CSV twins) and their index, figures.
+DOWNSTREAM = {"data_summary", "scratch_table", "tables_index", "figure_scratch", "all"}
 
 
 def test_second_run_does_nothing(finished):
@@ -123,13 +125,41 @@ def test_changing_an_eval_setting_keeps_the_models(finished):
     assert {rule for rule, _ in planned_jobs(workdir, config)} == {"scratch_eval"} | DOWNSTREAM - {"data_summary"}
 
 
-def test_adding_a_length_adds_only_its_jobs(finished):
+def test_adding_a_bin_makes_only_its_data_and_evaluates_the_models_again(finished):
     workdir, config = finished
     config = copy.deepcopy(config)
-    config["icl"]["lengths"]["retrieval"] = [8, 9]
+    config["scratch"]["test_bins"] = ["1-8", "9-12", "5-6"]  # inside the trained position range
     jobs = planned_jobs(workdir, config)
-    per_file = [w for rule, w in jobs if rule not in DOWNSTREAM]
-    assert per_file and all(w["bin"] == "9" and w["encoding"] == "chars" for w in per_file)
+    assert {(w["encoding"], w["bin"]) for rule, w in jobs if rule == "data"} == {("tokens", "5-6")}
+    assert {w["task"] for rule, w in jobs if rule == "scratch_eval"} == set(config["tasks"])  # one job per model
+    assert {rule for rule, _ in jobs} == {"data", "scratch_eval"} | DOWNSTREAM
+
+
+def test_every_job_logs_and_training_is_benchmarked(finished):
+    workdir, _ = finished
+    results = workdir / "results"
+    log = (results / "logs" / "scratch_train" / "UF" / "ape" / "seed0.log").read_text()
+    assert "UF/ape/seed0" in log and "step" in log  # the progress bar, kept after success
+    assert (results / "logs" / "data" / "tokens" / "UF" / "9-12" / "seed0.log").exists()
+    from lengthgen.results.runtimes import runtimes
+    times = runtimes(results / "benchmarks")
+    assert set(times.get_column("rule")) == {"scratch_train", "scratch_eval"}
+    assert times.filter(pl.col("rule") == "scratch_train").get_column("jobs").item() == len(smoke_config()["tasks"])
+
+
+def test_command_line_config_values_arrive_as_strings_and_are_accepted(finished):
+    workdir, config = finished
+    run = snakemake(workdir, config, "--dry-run", "--config", "seeds=[0,1]", "scratch={'greedy': false}")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "seed=1" in run.stdout
+
+
+def test_the_shipped_model_is_known_to_every_preset(tmp_path):
+    config = smoke_config()
+    config["icl"]["models"] = ["embedded"]  # no `models:` registry in this preset
+    assert "models" not in config
+    jobs = planned_jobs(tmp_path, config)
+    assert {w["model"] for rule, w in jobs if rule == "icl_predict"} == {"embedded"}
 
 
 def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
@@ -138,11 +168,11 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
     for rule, _ in jobs:
         counts[rule] = counts.get(rule, 0) + 1
     assert counts["scratch_train"] == 10 * 2 * 3
-    assert counts["scratch_eval"] == 10 * 2 * 3 * 3
+    assert counts["scratch_eval"] == 10 * 2 * 3  # every bin of a model in one job
     # tokens: 10 tasks x 3 bins; chars: the in-context lengths and the 2 fine-tuning bins; x 3 seeds
     assert counts["data"] == 10 * 3 * 3 + (6 * 5 + 4 * 6) * 3 + 10 * 2 * 3
-    assert counts["icl_predict"] == 8 * (6 * 5 * 4 + 4 * 6 * 3) * 3
-    assert counts["finetune_train"] == 10 * 3 and counts["finetune_eval"] == 10 * 3 * 2
+    assert counts["icl_predict"] == 8 * 2  # one model load per (model, task family)
+    assert counts["finetune_train"] == 10 * 3 and counts["finetune_eval"] == 10 * 3
     trains = [w for rule, w in jobs if rule == "scratch_train"]
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
 
@@ -153,7 +183,6 @@ def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
     import subprocess
     import sys
 
-    from snakemake_runner import REPO
     config = smoke_config()
     config["scratch"]["enabled"] = False
     env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(tmp_path / "cache")}
@@ -163,7 +192,7 @@ def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
         workdir = tmp_path / name
         workdir.mkdir()
         (workdir / "config.yaml").write_text(__import__("yaml").safe_dump(config))
-        run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
+        run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
                               "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
                               "--cores", "2", "--cache"], capture_output=True, text=True, env=env, timeout=600)
         assert run.returncode == 0, run.stderr[-3000:]

@@ -14,7 +14,19 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     show = commands.add_parser("provenance", help="print the provenance record of a parquet file")
     show.add_argument("file")
+    times = commands.add_parser("runtimes", help="per rule, the run time of a workflow's jobs (from its benchmarks)")
+    times.add_argument("folder", nargs="?", default="results/benchmarks")
     args = parser.parse_args(argv)
+    if args.command == "runtimes":
+        from .results.runtimes import runtimes
+        from .results.tables import to_markdown
+
+        try:
+            print(to_markdown(runtimes(args.folder), float_digits=1), end="")
+        except (OSError, ValueError) as error:
+            print(f"lengthgen: {error}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "provenance":
         try:
             record = read_provenance(args.file)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 
 def pick_device(requested: str = "auto"):
@@ -12,6 +13,20 @@ def pick_device(requested: str = "auto"):
     if requested == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(requested)
+
+
+def log_to(path) -> None:
+    """Send everything this process prints -- progress bars, warnings, tracebacks, output of C
+    libraries -- to the job's log file (file descriptors 1 and 2 themselves, not only Python's
+    streams), so it is kept on a cluster and parallel jobs do not interleave on one terminal."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(handle, 1)
+    os.dup2(handle, 2)
+    os.close(handle)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
 
 
 def configure(threads: int | None = None) -> str:
@@ -29,3 +44,11 @@ def configure(threads: int | None = None) -> str:
     transformers.utils.logging.disable_progress_bar()
     device = pick_device()
     return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+
+
+def start_job(snakemake, uses_torch: bool = False) -> str:
+    """What every workflow script does first: log to the rule's log file and, for a job that runs a
+    model, pin its threads. Returns the device name for provenance ("cpu" for jobs without torch)."""
+    if snakemake.log:
+        log_to(snakemake.log[0])
+    return configure(snakemake.threads) if uses_torch else "cpu"

@@ -1,13 +1,17 @@
-# Config validation and the grid, shared by every stage.
+# Config validation and every function that plans the grid: paths, the params of each rule (its own
+# config slice), the inputs that come from the config, and what each stage makes. The rule files
+# hold only rules (and one-line lambdas) that call these.
 import sys
 from pathlib import Path
 
 from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, scratch_bins,
                               scratch_family_settings, scratch_lengths, validate_config)
-from lengthgen.tasks import TASK_NAMES, LengthBin, get_task
+from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
-# Relative model paths are looked up in the working directory, then beside this Snakefile.
-MODEL_SEARCH = (".", workflow.basedir)
+# Relative model paths are looked up in the working directory, then in the repository (where the
+# shipped models live).
+REPOSITORY = Path(workflow.basedir).parent
+MODEL_SEARCH = (".", str(REPOSITORY))
 
 try:
     _validated = validate_config(config, check_availability=False, search=MODEL_SEARCH)
@@ -24,26 +28,77 @@ onstart:
     except ConfigError as error:
         sys.exit(f"lengthgen: {error}")
 
+
 RESULTS = "results"
 TABLES = f"{RESULTS}/tables"
+FIGURES = f"{RESULTS}/figures"
+LOGS = f"{RESULTS}/logs"
+BENCHMARKS = f"{RESULTS}/benchmarks"
+ENV = "../envs/lengthgen.yaml"  # relative to the rule files
+
+# The configured tasks as records, looked up once: rules pass these, never names to look up again.
+TASKS = {name: get_task(name) for name in config["tasks"]}
 
 
 wildcard_constraints:
     encoding="tokens|chars",
     task="|".join(TASK_NAMES),
+    family="|".join(FAMILIES),
     bin=r"\d+(-\d+)?",
     seed=r"\d+",
     pe="ape|rope|nope",
-
-
-# The configured tasks as records, looked up once: rules pass these, never names to look up again.
-TASKS = {name: get_task(name) for name in config["tasks"]}
+    model=r"[A-Za-z0-9_.-]+",
 
 
 def task_of(wildcards):
     return get_task(wildcards.task)
 
 
+def log_path(rule, pattern=""):
+    """The log file of one job: its progress bars, warnings and errors (kept on a cluster too)."""
+    return f"{LOGS}/{rule}/{pattern or 'all'}.log"
+
+
+def benchmark_path(rule, pattern=""):
+    """Run time and memory of one job, measured by Snakemake (`lengthgen runtimes` sums them)."""
+    return f"{BENCHMARKS}/{rule}/{pattern or 'all'}.tsv"
+
+
+def caption(name):
+    return os.path.join(workflow.basedir, "report", f"{name}.rst")
+
+
+# -- results tables ----------------------------------------------------------------------------
+# Every table: the rule that writes it, its stage (report category), and whether this config makes it.
+TABLES_MADE = {
+    "theory": ("theory_table", "0 Data and theory", lambda: True),
+    "data_summary": ("data_summary", "0 Data and theory", lambda: True),
+    "scratch": ("scratch_table", "1 From scratch", lambda: scratch_enabled()),
+    "icl": ("icl_table", "2 In context", lambda: icl_enabled()),
+    "finetune": ("finetune_table", "3 Fine-tuned", lambda: finetune_enabled()),
+    "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
+}
+
+
+def table_outputs(name):
+    """A table's parquet (with provenance), markdown, and CSV twin (in the report, with its caption)."""
+    return {"parquet": f"{TABLES}/{name}.parquet", "markdown": f"{TABLES}/{name}.md",
+            "csv": report(f"{TABLES}/{name}.csv", caption=caption("table"), category=TABLES_MADE[name][1],
+                          labels={"table": name})}
+
+
+def tables_made():
+    """The tables this config makes, by name."""
+    return [name for name, (_, _, made) in TABLES_MADE.items() if made()]
+
+
+def tables_index_params():
+    return {name: {"rule": TABLES_MADE[name][0],
+                   "inputs": sorted(map(str, getattr(rules, TABLES_MADE[name][0]).input))}
+            for name in tables_made()}
+
+
+# -- models ------------------------------------------------------------------------------------
 def model_inputs(name):
     """A registry model that lives in a local directory is an input of every job that reads it: the
     directory (`model`, the path the job loads) and every file in it (`model_files`), so rewriting
@@ -55,8 +110,19 @@ def model_inputs(name):
     return {"model": entry.path, "model_files": sorted(str(p) for p in Path(entry.path).rglob("*") if p.is_file())}
 
 
+# -- task data ---------------------------------------------------------------------------------
 def data_path(encoding, task, length_bin, seed):
     return f"{RESULTS}/data/{encoding}/{task}/{length_bin}/seed{seed}.parquet"
+
+
+def data_params(wildcards):
+    """Everything one data file depends on and nothing else, so other settings never rerun it. The
+    wildcards are repeated here because the between-workflow cache hashes params, not paths."""
+    generator = task_of(wildcards).generator
+    section = config["data"][wildcards.encoding]
+    return {"task": wildcards.task, "encoding": wildcards.encoding, "bin": wildcards.bin,
+            "seed": int(wildcards.seed), "examples": section["examples"], "generator": generator,
+            "settings": section[generator]}
 
 
 def data_files():
@@ -67,5 +133,171 @@ def data_files():
         for seed in config["seeds"]:
             if config["scratch"]["enabled"]:
                 files += [data_path("tokens", name, b, seed) for b in scratch[task.family]]
-            files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
-    return files
+            if config["icl"]["models"]:
+                files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
+            if config["finetune"]["models"]:
+                files += [data_path("chars", name, b, seed) for b in finetune_bins(config["finetune"])[task.family]]
+    return list(dict.fromkeys(files))
+
+
+# -- from scratch ------------------------------------------------------------------------------
+SCRATCH = f"{RESULTS}/scratch/{{task}}/{{pe}}/seed{{seed}}"
+
+
+def scratch_enabled():
+    return config["scratch"]["enabled"]
+
+
+def scratch_train_params(wildcards):
+    """Only what this model depends on: its generator's settings, lengths, model and training."""
+    section, task = config["scratch"], task_of(wildcards)
+    settings = scratch_family_settings(section, task.family)
+    training = {k: v for k, v in settings["training"].items() if k != "schedule"}
+    training["schedule"] = settings["training"]["schedule"][wildcards.pe]
+    longest = max(LengthBin.parse(b).high for b in scratch_bins(section)[task.family])
+    return {
+        "data": config["data"]["tokens"][task.generator],
+        "train_lengths": scratch_lengths(section, task.family)[0],
+        # Only learned absolute positions depend on the longest test length (table size, offsets).
+        "max_length": longest if wildcards.pe == "ape" else None,
+        "model": {k: v for k, v in settings["model"].items() if wildcards.pe == "ape" or k != "max_positions"},
+        "training": training,
+    }
+
+
+def scratch_train_cost(wildcards):
+    """Expected work of a training job (layers x longest training sequence x steps), as its
+    scheduling priority: the longest jobs start first, so the short ones (and the evaluations
+    after them) fill the cores at the end instead of one long job running alone."""
+    settings = scratch_train_params(wildcards)
+    width = task_of(wildcards).sequence_length(LengthBin.parse(settings["train_lengths"]).high)
+    return settings["model"]["layers"] * width * settings["training"]["max_steps"] / 1e6
+
+
+def scratch_eval_params(wildcards):
+    task = task_of(wildcards)
+    training = scratch_family_settings(config["scratch"], task.family)["training"]
+    return {"greedy": config["scratch"]["greedy"], "batch_size": training["eval_batch_size"],
+            "precision": training["precision"], "bins": scratch_bins(config["scratch"])[task.family]}
+
+
+def scratch_eval_data(wildcards):
+    """The test data of every bin of the model's family."""
+    bins = scratch_bins(config["scratch"])[task_of(wildcards).family]
+    return [data_path("tokens", wildcards.task, b, wildcards.seed) for b in bins]
+
+
+def scratch_evals():
+    return expand(f"{SCRATCH}/eval.parquet", task=config["tasks"], pe=config["scratch"]["positional_encodings"],
+                  seed=config["seeds"])
+
+
+def scratch_outputs():
+    return list(rules.scratch_table.output) if scratch_enabled() else []
+
+
+# -- the embedded model ------------------------------------------------------------------------
+def pretrain_outputs():
+    if not config["pretrain"]["enabled"]:
+        return []
+    return expand(rules.pretrain.output.summary, architecture=config["pretrain"]["architectures"])
+
+
+# -- in context --------------------------------------------------------------------------------
+ICL = f"{RESULTS}/icl/{{model}}/{{family}}.parquet"
+
+
+def icl_enabled():
+    return bool(config["icl"]["models"])
+
+
+def icl_files(family):
+    """(task, length bin, seed, variant, data file) of one family's in-context grid."""
+    section = config["icl"]
+    return [{"task": name, "bin": str(length), "seed": seed, "variant": variant,
+             "data": data_path("chars", name, length, seed)}
+            for name, task in TASKS.items() if task.family == family
+            for length in section["lengths"][family]
+            for seed in config["seeds"]
+            for variant in section["variants"][family]]
+
+
+def icl_families():
+    return [f for f in FAMILIES if any(t.family == f for t in TASKS.values()) and config["icl"]["lengths"][f]]
+
+
+def icl_predict_params(wildcards):
+    files = icl_files(wildcards.family)
+    return {"model": config["models"][wildcards.model], "files": [{k: v for k, v in f.items() if k != "data"}
+                                                                   for f in files],
+            "settings": {name: config["data"]["chars"][task.generator] for name, task in TASKS.items()
+                         if task.family == wildcards.family},
+            "shots": config["icl"]["shots"], "batch_size": config["icl"]["batch_size"]}
+
+
+def icl_predictions():
+    return expand(ICL, model=config["icl"]["models"], family=icl_families())
+
+
+def icl_outputs():
+    return list(rules.icl_table.output) if icl_enabled() else []
+
+
+# -- fine-tuning -------------------------------------------------------------------------------
+FINETUNE = f"{RESULTS}/finetune/{{model}}/{{task}}/seed{{seed}}"
+
+
+def finetune_enabled():
+    return bool(config["finetune"]["models"])
+
+
+def comparison_enabled():
+    """The comparison needs all three experiments."""
+    return finetune_enabled() and scratch_enabled() and icl_enabled()
+
+
+def finetune_train_params(wildcards):
+    """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
+    section, task = config["finetune"], task_of(wildcards)
+    return {
+        "model": config["models"][wildcards.model],
+        "data": config["data"]["chars"][task.generator],
+        "train_lengths": str(section["train_lengths"][task.family]),
+        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(section)[task.family]),
+        "training": section["training"],
+    }
+
+
+def finetune_eval_params(wildcards):
+    task = task_of(wildcards)
+    return {"alphabet_size": config["data"]["chars"][task.generator]["alphabet_size"],
+            "batch_size": config["finetune"]["training"]["eval_batch_size"],
+            "precision": config["finetune"]["training"]["precision"],
+            "bins": finetune_bins(config["finetune"])[task.family]}
+
+
+def finetune_eval_data(wildcards):
+    bins = finetune_bins(config["finetune"])[task_of(wildcards).family]
+    return [data_path("chars", wildcards.task, b, wildcards.seed) for b in bins]
+
+
+def finetune_evals():
+    return expand(f"{FINETUNE}/eval.parquet", model=config["finetune"]["models"], task=config["tasks"],
+                  seed=config["seeds"])
+
+
+def finetune_outputs():
+    outputs = list(rules.finetune_table.output) if finetune_enabled() else []
+    return outputs + (list(rules.comparison_table.output) if comparison_enabled() else [])
+
+
+# -- figures and the report --------------------------------------------------------------------
+def report_outputs():
+    """Every figure this config makes, plus the index of the tables."""
+    made = tables_made()
+    outputs = list(rules.tables_index.output)
+    for table, figure in (("scratch", rules.figure_scratch), ("icl", rules.figure_icl),
+                          ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison)):
+        if table in made:
+            outputs += list(figure.output)
+    return outputs

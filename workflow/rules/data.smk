@@ -1,14 +1,4 @@
-# Task data, the theory table and the data summary.
-
-
-def data_params(wildcards):
-    """Everything this file depends on and nothing else, so other settings never rerun it. The
-    wildcards are repeated here because the between-workflow cache hashes params, not paths."""
-    generator = task_of(wildcards).generator
-    section = config["data"][wildcards.encoding]
-    return {"task": wildcards.task, "encoding": wildcards.encoding, "bin": wildcards.bin,
-            "seed": int(wildcards.seed), "examples": section["examples"], "generator": generator,
-            "settings": section[generator]}
+# Task data, the theory table and the data summary (SPEC section 1).
 
 
 rule data:
@@ -18,27 +8,39 @@ rule data:
         data_path("{encoding}", "{task}", "{bin}", "{seed}"),
     params:
         section=data_params,
-    script:
-        "../scripts/make_data.py"
+    log:
+        log_path("data", "{encoding}/{task}/{bin}/seed{seed}"),
+    # Seconds of numpy: run inside Snakemake (a `run:` block, so no conda environment), not in a
+    # process of its own whose start-up would cost more than the work.
+    run:
+        from lengthgen.tasks.generate import write_data_file
+
+        write_data_file(params.section, output[0])
 
 
 rule theory_table:
     output:
-        parquet=f"{TABLES}/theory.parquet",
-        markdown=f"{TABLES}/theory.md",
+        **table_outputs("theory"),
     params:
         section={"tasks": config["tasks"]},
-    script:
-        "../scripts/theory_table.py"
+    log:
+        log_path("theory_table"),
+    run:
+        from lengthgen.tasks.theory import write_theory_table
+
+        write_theory_table(params.section, output)
 
 
 rule data_summary:
     input:
         data_files(),
     output:
-        parquet=f"{TABLES}/data_summary.parquet",
-        markdown=f"{TABLES}/data_summary.md",
+        **table_outputs("data_summary"),
     params:
         section={"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]},
-    script:
-        "../scripts/data_summary.py"
+    log:
+        log_path("data_summary"),
+    run:
+        from lengthgen.tasks.summary import write_data_summary
+
+        write_data_summary(input, params.section, output)

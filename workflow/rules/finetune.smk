@@ -1,19 +1,5 @@
-# Fine-tuning registry models per (model, task, seed), evaluation per (..., bin): paper section 4.3.
-# Then the comparison of the three experiments per mirror pair.
-
-FINETUNE = f"{RESULTS}/finetune/{{model}}/{{task}}/seed{{seed}}"
-
-
-def finetune_train_params(wildcards):
-    """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
-    section, task = config["finetune"], task_of(wildcards)
-    return {
-        "model": config["models"][wildcards.model],
-        "data": config["data"]["chars"][task.generator],
-        "train_lengths": str(section["train_lengths"][task.family]),
-        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(section)[task.family]),
-        "training": section["training"],
-    }
+# Fine-tuning registry models per (model, task, seed), then evaluation of every bin of each model:
+# paper section 4.3. Then the comparison of the three experiments per mirror pair.
 
 
 rule finetune_train:
@@ -25,10 +11,12 @@ rule finetune_train:
     params:
         section=finetune_train_params,
         checkpoint_dir=f"{RESULTS}/checkpoints/finetune/{{model}}/{{task}}/seed{{seed}}",
-    threads: 1
-    resources:
-        runtime=720,
-        mem_mb=8000,
+    log:
+        log_path("finetune_train", "{model}/{task}/seed{seed}"),
+    benchmark:
+        benchmark_path("finetune_train", "{model}/{task}/seed{seed}")
+    conda:
+        ENV
     script:
         "../scripts/finetune_train.py"
 
@@ -36,45 +24,35 @@ rule finetune_train:
 rule finetune_eval:
     input:
         model=f"{FINETUNE}/model",
-        data=data_path("chars", "{task}", "{bin}", "{seed}"),
+        data=finetune_eval_data,
     output:
-        f"{FINETUNE}/eval/{{bin}}.parquet",
+        f"{FINETUNE}/eval.parquet",
     params:
-        section=lambda w: {
-            "alphabet_size": config["data"]["chars"][task_of(w).generator]["alphabet_size"],
-            "batch_size": config["finetune"]["training"]["eval_batch_size"],
-            "precision": config["finetune"]["training"]["precision"],
-        },
-    threads: 1
-    resources:
-        runtime=60,
-        mem_mb=8000,
+        section=finetune_eval_params,
+    log:
+        log_path("finetune_eval", "{model}/{task}/seed{seed}"),
+    benchmark:
+        benchmark_path("finetune_eval", "{model}/{task}/seed{seed}")
+    conda:
+        ENV
     script:
         "../scripts/finetune_eval.py"
-
-
-def finetune_evals():
-    bins = finetune_bins(config["finetune"])
-    return [
-        f"{RESULTS}/finetune/{model}/{name}/seed{seed}/eval/{length_bin}.parquet"
-        for model in config["finetune"]["models"]
-        for name, task in TASKS.items()
-        for seed in config["seeds"]
-        for length_bin in bins[task.family]
-    ]
 
 
 rule finetune_table:
     input:
         evals=finetune_evals(),
     output:
-        parquet=f"{TABLES}/finetune.parquet",
-        markdown=f"{TABLES}/finetune.md",
+        **table_outputs("finetune"),
     params:
         section={"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
                  "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}},
-    script:
-        "../scripts/finetune_table.py"
+    log:
+        log_path("finetune_table"),
+    run:
+        from lengthgen.finetune.tables import write_finetune_table
+
+        write_finetune_table(input.evals, params.section, output)
 
 
 rule comparison_table:
@@ -83,23 +61,12 @@ rule comparison_table:
         icl=rules.icl_table.output.parquet,
         finetune=rules.finetune_table.output.parquet,
     output:
-        parquet=f"{TABLES}/comparison.parquet",
-        markdown=f"{TABLES}/comparison.md",
+        **table_outputs("comparison"),
     params:
         section={"tasks": config["tasks"]},
-    script:
-        "../scripts/comparison_table.py"
+    log:
+        log_path("comparison_table"),
+    run:
+        from lengthgen.results.comparison import write_comparison_table
 
-
-def finetune_enabled():
-    return bool(config["finetune"]["models"])
-
-
-def comparison_enabled():
-    """The comparison needs all three experiments."""
-    return finetune_enabled() and scratch_enabled() and icl_enabled()
-
-
-def finetune_outputs():
-    outputs = list(rules.finetune_table.output) if finetune_enabled() else []
-    return outputs + (list(rules.comparison_table.output) if comparison_enabled() else [])
+        write_comparison_table(input.scratch, input.icl, input.finetune, params.section, output)

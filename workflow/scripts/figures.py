@@ -2,6 +2,9 @@
 import polars as pl
 
 from lengthgen.results import figures
+from lengthgen.runtime import start_job
+
+start_job(snakemake)
 
 rule, inputs, outputs = snakemake.rule, snakemake.input, snakemake.output
 

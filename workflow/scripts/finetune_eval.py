@@ -1,16 +1,16 @@
-"""Adapter: per-example exact match of one fine-tuned model on one length bin."""
+"""Adapter: per-example exact match of one fine-tuned model on every length bin of its family."""
 import polars as pl
 
-from lengthgen.finetune import evaluate_finetuned
+from lengthgen.finetune.train import evaluate_finetuned
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
-from lengthgen.runtime import configure
+from lengthgen.runtime import start_job
 
-device = configure(snakemake.threads)
+device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
-frame = evaluate_finetuned(snakemake.input.model, snakemake.input.data, section["alphabet_size"], section["batch_size"],
-                           section["precision"])
+frame = evaluate_finetuned(snakemake.input.model, dict(zip(section["bins"], snakemake.input.data)),
+                           section["alphabet_size"], section["batch_size"], section["precision"])
 frame = frame.with_columns(pl.lit(w.model).alias("system"), pl.lit(w.task).alias("task"),
-                           pl.lit(int(w.seed)).alias("seed"), pl.lit(w.bin).alias("bin"))
+                           pl.lit(int(w.seed)).alias("seed"))
 write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,
                                                   extra={"wildcards": dict(w)}))

@@ -1,13 +1,13 @@
 """Adapter: fine-tune one registry model on one task (one seed)."""
 from lengthgen.config import model_entry
 from lengthgen.engine.run import history_frame
-from lengthgen.finetune import finetune_model
+from lengthgen.finetune.train import finetune_model
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
-from lengthgen.runtime import configure
+from lengthgen.runtime import start_job
 from lengthgen.tasks import get_task
 
-device = configure(snakemake.threads)
+device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
 entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})

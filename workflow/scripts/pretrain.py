@@ -2,9 +2,9 @@
 from lengthgen.pretrain.train import induction_probe, pretrain
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
-from lengthgen.runtime import configure
+from lengthgen.runtime import start_job
 
-device = configure(snakemake.threads)
+device = start_job(snakemake, uses_torch=True)
 section = snakemake.params.section
 summary = pretrain(section, snakemake.output.model, snakemake.params.checkpoint_dir)
 probe, repeat_accuracy = induction_probe(snakemake.output.model, section["probe_segment"])

@@ -1,16 +1,15 @@
-"""Adapter: per-example exact match of one from-scratch model on one length bin."""
+"""Adapter: per-example exact match of one from-scratch model on every length bin of its family."""
 import polars as pl
 
-from lengthgen.lengthbins.evaluate import evaluate_file
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
-from lengthgen.runtime import configure
+from lengthgen.runtime import start_job
+from lengthgen.scratch.train import evaluate_scratch_model
 
-device = configure(snakemake.threads)
+device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
-frame = evaluate_file(snakemake.input.model, snakemake.input.data, section["batch_size"], section["greedy"],
-                      section["precision"])
-frame = frame.with_columns(pl.lit(w.pe).alias("system"), pl.lit(w.task).alias("task"),
-                           pl.lit(int(w.seed)).alias("seed"), pl.lit(w.bin).alias("bin"))
+frame = evaluate_scratch_model(snakemake.input.model, dict(zip(section["bins"], snakemake.input.data)),
+                               section["batch_size"], section["greedy"], section["precision"])
+frame = frame.with_columns(pl.lit(w.pe).alias("system"), pl.lit(w.task).alias("task"), pl.lit(int(w.seed)).alias("seed"))
 write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,
                                                   extra={"wildcards": dict(w)}))

@@ -2,11 +2,11 @@
 from lengthgen.engine.run import history_frame
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
-from lengthgen.runtime import configure
-from lengthgen.scratch import train_scratch_model
+from lengthgen.runtime import start_job
+from lengthgen.scratch.train import train_scratch_model
 from lengthgen.tasks import get_task
 
-device = configure(snakemake.threads)
+device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
 summary = train_scratch_model(get_task(w.task), w.pe, seed, section, snakemake.output.model,

@@ -56,6 +56,55 @@ def load_schema() -> dict:
     return yaml.safe_load(_schema_text())
 
 
+def _resolve(schema: dict, root: dict) -> dict:
+    """A schema with its local `$ref` followed (the rest of its keys kept)."""
+    while "$ref" in schema:
+        target = root
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema
+
+
+_SCALARS = {"integer": int, "number": float}
+
+
+def _coerce_scalar(value: str, types: list[str]):
+    """A string that stands for the integer, number, boolean or null the schema asks for."""
+    if "string" in types:
+        return value
+    for name in ("integer", "number"):
+        if name in types:
+            try:
+                return _SCALARS[name](value)
+            except ValueError:
+                pass
+    if "boolean" in types and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if "null" in types and value in ("null", "None", "~"):
+        return None
+    return value
+
+
+def coerce_strings(instance, schema: dict, root: dict):
+    """`instance` with strings turned into the scalars its schema asks for. Snakemake's
+    `--config seeds=[0,1]` hands over ['0', '1']; so a command-line override means what it says."""
+    schema = _resolve(schema, root)
+    for part in schema.get("allOf", []):
+        instance = coerce_strings(instance, part, root)
+    if isinstance(instance, str) and "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        return _coerce_scalar(instance, types)
+    if isinstance(instance, dict):
+        properties, extra = schema.get("properties", {}), schema.get("additionalProperties")
+        return {key: coerce_strings(value, properties[key], root) if key in properties
+                else coerce_strings(value, extra, root) if isinstance(extra, dict) else value
+                for key, value in instance.items()}
+    if isinstance(instance, list) and isinstance(schema.get("items"), dict):
+        return [coerce_strings(item, schema["items"], root) for item in instance]
+    return instance
+
+
 def _first_error(errors):
     """The error to report. A value that fails a shared block (e.g. `lr: 0`) also leaves that
     block's keys "unevaluated": report the value, not the consequence."""
@@ -88,15 +137,48 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     workflow checks that in `onstart`, which a dry run skips, so a cluster grid can be previewed
     on a machine without the weights.
     """
-    config = copy.deepcopy(config)
-    validator = _DefaultingValidator(schema if schema is not None else load_schema())
-    error = _first_error(validator.iter_errors(config))
+    schema = schema if schema is not None else load_schema()
+    config = coerce_strings(copy.deepcopy(config), schema, schema)
+    error = _first_error(_DefaultingValidator(schema).iter_errors(config))
     if error is not None:
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
-    check_family_overrides(config, schema if schema is not None else load_schema())
+    check_family_overrides(config, schema)
+    check_architectures(config)
     check_grid(config)
+    add_shipped_models(config)
     check_models(config, check_availability, search)
     return config
+
+
+# The models the repository ships, known to every preset under these names (a preset's own
+# registry entry of the same name wins).
+SHIPPED_MODELS = {"embedded": {"path": "resources/embedded/gpt2"}}
+
+
+def add_shipped_models(config: dict) -> None:
+    schema = load_schema()
+    for name, spec in SHIPPED_MODELS.items():
+        if name not in config["models"]:
+            entry = copy.deepcopy(spec)
+            _DefaultingValidator(_subschema(schema, "model_entry")).validate(entry)
+            config["models"][name] = entry
+
+
+def check_architectures(config: dict) -> None:
+    """Model shapes that pass the schema but that a model cannot be built with."""
+    shapes = [(f"scratch.family_overrides.{family}.model" if family in config["scratch"]["family_overrides"]
+               else "scratch.model", scratch_family_settings(config["scratch"], family)["model"])
+              for family in FAMILIES]
+    shapes.append(("pretrain.model", config["pretrain"]["model"]))
+    for key, model in shapes:
+        if model["d_model"] % model["heads"]:
+            raise ConfigError(f"config key {key}.d_model: {model['d_model']} is not a multiple of heads "
+                              f"({model['heads']}): every head gets d_model / heads dimensions")
+    rotary = {"rope"} & set(config["scratch"]["positional_encodings"])
+    for key, model in shapes[:-1] if rotary else []:
+        if (model["d_model"] // model["heads"]) % 2:
+            raise ConfigError(f"config key {key}.d_model: RoPE rotates pairs of dimensions, so d_model / heads "
+                              f"({model['d_model']} / {model['heads']}) must be even")
 
 
 def check_family_overrides(config: dict, schema: dict) -> None:

@@ -14,7 +14,7 @@ import polars as pl
 import torch
 
 from ..engine.decoding import Request, greedy_decode
-from ..tasks import Task
+from ..tasks import Task, get_task
 from .cache import PredictionCache, prediction_key
 from .prompts import build_prompt, parse_answer
 
@@ -116,3 +116,24 @@ def evaluate_rows(model, tokenizer, rows: list[dict], task: Task, settings: dict
         "max_new_tokens": [r.max_new_tokens for r in requests],
         "from_cache": from_cache,
     }, schema_overrides={"right_neighbour_error": pl.Boolean})
+
+
+def predict_files(load_model, tokenizer, files: list[dict], settings: dict[str, dict], kind: str, shots: int,
+                  batch_size: int, cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
+    """Predictions for every file of a grid with one model, loaded once and only if the cache lacks
+    something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task."""
+    loaded = []
+
+    def model():
+        if not loaded:
+            loaded.append(load_model())
+        return loaded[0]
+
+    frames = []
+    for file in files:
+        task = get_task(file["task"])
+        frame = evaluate_rows(model, tokenizer, file["rows"], task, settings[task.name], file["seed"], file["variant"],
+                              kind, batch_size, shots, progress=progress, cache=cache)
+        frames.append(frame.with_columns(pl.lit(task.name).alias("task"), pl.lit(file["bin"]).alias("bin"),
+                                         pl.lit(file["seed"]).alias("seed"), pl.lit(file["variant"]).alias("variant")))
+    return pl.concat(frames)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.tables import to_markdown
+from ..results.provenance import collect
+from ..results.tables import to_markdown, write_table
 from ..tasks.theory import theory_table
 
 
@@ -44,3 +45,9 @@ def icl_markdown(table: pl.DataFrame, provenance: dict) -> str:
             + to_markdown(shown) + "\nright_neighbour_share: of the wrong answers of a left/backward task, the share "
             "that equal the right-hand neighbour (induction bias).\n\n"
             f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
+
+
+def write_icl_table(paths, section: dict, outputs) -> None:
+    provenance = collect(section)
+    table = icl_table(paths)
+    write_table(table, outputs, provenance, markdown=icl_markdown(table, provenance))

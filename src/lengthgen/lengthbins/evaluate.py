@@ -15,14 +15,17 @@ from ..models.vocab import SPECIALS
 from ..runtime import pick_device
 
 
-def evaluate_file(model_dir, data_path, batch_size: int = 256, greedy: bool = True, precision: str = "fp32",
-                  layout: Layout = SCRATCH_LAYOUT, alphabet_size: int | None = None) -> pl.DataFrame:
-    """Per-example exact match of a saved model on one evaluation file; predictions as symbols
-    (-1 for a token that is no symbol)."""
+def load_trained(model_dir):
+    """A trained model (from scratch or fine-tuned) in float32 on the job's device, for evaluation."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(pick_device())
-    rows = pq.read_table(data_path).to_pylist()
+    return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(pick_device()).eval()
+
+
+def evaluate_rows(model, rows: list[dict], batch_size: int = 256, greedy: bool = True, precision: str = "fp32",
+                  layout: Layout = SCRATCH_LAYOUT, alphabet_size: int | None = None) -> pl.DataFrame:
+    """Per-example exact match of a model on the rows of one data file; predictions as symbols
+    (-1 for a token that is no symbol)."""
     examples = [encode_example(r["context"], r["query"], r["target"], layout) for r in rows]
     target_lengths = [len(r["target"]) for r in rows]
     scored = score(model, examples, target_lengths, batch_size, greedy=greedy, eos_id=layout.eos, pad_id=layout.pad,
@@ -42,3 +45,11 @@ def evaluate_file(model_dir, data_path, batch_size: int = 256, greedy: bool = Tr
         "greedy": [s.greedy for s in scored],
         "greedy_prediction": [to_symbol(s.greedy_prediction) if greedy else None for s in scored],
     }, schema_overrides={"greedy": pl.Boolean})
+
+
+def evaluate_bins(model, data_paths: dict[str, str], **settings) -> pl.DataFrame:
+    """Every length bin of one model in one pass (one process, one model load): the per-example
+    frames of `evaluate_rows`, each with its `bin`."""
+    frames = [evaluate_rows(model, pq.read_table(path).to_pylist(), **settings).with_columns(pl.lit(b).alias("bin"))
+              for b, path in data_paths.items()]
+    return pl.concat(frames)

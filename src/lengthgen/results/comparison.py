@@ -63,3 +63,12 @@ def comparison_markdown(rows: pl.DataFrame, provenance: dict) -> str:
             "(from scratch, fine-tuned); in context an induction bias favours the right/forward task.\n\n"
             + to_markdown(pl.DataFrame(table)) + f"\nLengths: {legend}.\n\n"
             f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
+
+
+def write_comparison_table(scratch_path, icl_path, finetune_path, section: dict, outputs) -> None:
+    from .provenance import collect
+    from .tables import write_table
+
+    provenance = collect(section)
+    rows = comparison_rows(*(pl.read_parquet(p) for p in (scratch_path, icl_path, finetune_path)))
+    write_table(rows, outputs, provenance, markdown=comparison_markdown(rows, provenance))

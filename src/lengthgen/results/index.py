@@ -19,3 +19,11 @@ def tables_index(made: dict, paths) -> pl.DataFrame:
                      "rows": pl.read_parquet(path).height, "table_config_hash": record["config_hash"],
                      "table_code_version": record["code_version"]})
     return pl.DataFrame(rows)
+
+
+def write_tables_index(made: dict, paths, outputs) -> None:
+    from .provenance import collect
+    from .tables import write_table
+
+    write_table(tables_index(made, paths), outputs, collect(made),
+                title="Result tables: the rule that made each and its inputs")

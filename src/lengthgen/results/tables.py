@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 PROVENANCE_KEY = b"lengthgen.provenance"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 @contextmanager
@@ -24,6 +26,7 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's private 0600 would hide results from the rest of a group
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -79,14 +82,24 @@ def to_markdown(frame: pl.DataFrame, float_digits: int = 3) -> str:
     return "\n".join([header, rule, *rows]) + "\n"
 
 
-def write_table(frame: pl.DataFrame, parquet_path, markdown_path, provenance: dict, title: str = "",
-                markdown: str | None = None) -> None:
-    """A results table: parquet with provenance columns and metadata, plus a readable markdown file
-    (`markdown` when the table has its own layout, else the frame itself under `title`)."""
-    write_parquet(with_provenance_columns(frame, provenance), parquet_path, provenance)
+def csv_text(frame: pl.DataFrame) -> str:
+    """The table as CSV for the report (columns that are all null dropped)."""
+    return frame.select([c for c in frame.columns if frame[c].dtype != pl.Null]).write_csv()
+
+
+def write_table(frame: pl.DataFrame, paths, provenance: dict, title: str = "", markdown: str | None = None) -> None:
+    """A results table: parquet with provenance columns and metadata, a readable markdown file
+    (`markdown` when the table has its own layout, else the frame itself under `title`), and a
+    CSV twin for the report where `paths` names one.
+
+    paths: anything with attributes `parquet`, `markdown` and optionally `csv` (a rule's output)."""
+    table = with_provenance_columns(frame, provenance)
+    write_parquet(table, paths.parquet, provenance)
     if markdown is None:
         head = f"# {title}\n\n" if title else ""
         foot = (f"\nconfig hash {provenance['config_hash']}, code {provenance['code_version']}, "
                 f"device {provenance['device']}\n")
         markdown = head + to_markdown(frame) + foot
-    write_text(markdown_path, markdown)
+    write_text(paths.markdown, markdown)
+    if getattr(paths, "csv", None):
+        write_text(paths.csv, csv_text(table))

@@ -193,3 +193,16 @@ def make_dataset(task: Task, encoding: str, settings: dict, length_bin: LengthBi
         ):
             rows[name].append(value)
     return pa.Table.from_pydict(rows, schema=schema)
+
+
+def write_data_file(section: dict, path) -> None:
+    """One data file (task, encoding, bin, seed of `section`, the data rule's params) as parquet
+    with its provenance."""
+    from ..results.provenance import collect
+    from ..results.tables import write_parquet
+    from .definitions import get_task
+
+    table = make_dataset(get_task(section["task"]), section["encoding"], section["settings"],
+                         LengthBin.parse(section["bin"]), section["examples"], section["seed"])
+    wildcards = {k: str(section[k]) for k in ("encoding", "task", "bin", "seed")}
+    write_parquet(table, path, collect(section, seed=section["seed"], extra={"wildcards": wildcards}))

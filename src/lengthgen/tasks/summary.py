@@ -52,3 +52,10 @@ def summarise_file(path) -> dict:
 
 def summarise(paths) -> pl.DataFrame:
     return pl.DataFrame([summarise_file(p) for p in paths]).sort(["encoding", "task", "bin", "seed"])
+
+
+def write_data_summary(paths, section: dict, outputs) -> None:
+    from ..results.provenance import collect
+    from ..results.tables import write_table
+
+    write_table(summarise(paths), outputs, collect(section), title="Data summary: per file, the checks that matter")

@@ -21,3 +21,12 @@ def theory_table(tasks: list[Task] | None = None) -> pl.DataFrame:
         "predicted_to_length_generalise": [t.predicted_to_generalise for t in tasks],
         "reason": [t.reason for t in tasks],
     })
+
+
+def write_theory_table(section: dict, outputs) -> None:
+    from ..results.provenance import collect
+    from ..results.tables import write_table
+
+    tasks = [TASKS[name] for name in section["tasks"]]
+    write_table(theory_table(tasks), outputs, collect(section),
+                title="Theory: which tasks C-RASP[pos] predicts to length-generalise")

@@ -1,13 +1,10 @@
-"""Fine-tuning (paper section 4.3, SPEC section 4): a pretrained causal LM trained on one task at
-short lengths and tested per length bin.
+"""Fine-tuning one pretrained model on one task, and evaluating it on every length bin of its family.
 
 Any registry model: one task symbol = one of the tokenizer's single-character tokens, the
 example spelled `<bos> x_1..x_n : [q] target <eos>` with the tokenizer's own special tokens.
 The shared engine does the work (resume after a kill, periodic validation on a held-out stream,
 random position offsets for absolute-position models, the best checkpoint kept by validation
 accuracy); `accelerate` places the model and runs the configured precision.
-
-Rules: `finetune_train`, `finetune_eval`, `finetune_table` (workflow/rules/finetune.smk).
 """
 
 from __future__ import annotations
@@ -17,17 +14,16 @@ from dataclasses import replace
 import polars as pl
 import torch
 
-from .engine.loop import train
-from .engine.run import TrainingRun
-from .engine.scoring import teacher_forced_accuracy
-from .engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
-from .engine.settings import TrainSettings, make_accelerator
-from .lengthbins.evaluate import evaluate_file
-from .lengthbins.table import bin_markdown, bin_table, per_run_accuracy, read_evals
-from .models.positions import position_limit
-from .models.registry import ModelEntry, load_model, load_tokenizer
-from .models.storage import model_identity, save_hf_directory
-from .tasks import LengthBin, Task
+from ..engine.loop import train
+from ..engine.run import TrainingRun
+from ..engine.scoring import teacher_forced_accuracy
+from ..engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
+from ..engine.settings import TrainSettings, make_accelerator
+from ..lengthbins.evaluate import evaluate_bins, load_trained
+from ..models.positions import position_limit
+from ..models.registry import ModelEntry, load_model, load_tokenizer
+from ..models.storage import model_identity, save_hf_directory
+from ..tasks import LengthBin, Task
 
 
 def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
@@ -64,19 +60,12 @@ def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, mode
     return run.summary()
 
 
-def evaluate_finetuned(model_dir, data_path, alphabet_size: int, batch_size: int, precision: str) -> pl.DataFrame:
-    """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on one data file,
+def evaluate_finetuned(model_dir, data_paths: dict[str, str], alphabet_size: int, batch_size: int,
+                       precision: str) -> pl.DataFrame:
+    """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on each length bin,
     spelled with the model's own tokenizer."""
     from transformers import AutoTokenizer
 
     layout = tokenizer_layout(AutoTokenizer.from_pretrained(model_dir), alphabet_size)
-    return evaluate_file(model_dir, data_path, batch_size, True, precision, layout, alphabet_size)
-
-
-def finetune_table(eval_paths, bins: dict[str, list[str]]) -> pl.DataFrame:
-    """Per (model, task, bin): mean and spread over seeds, theory, mirror task."""
-    return bin_table(per_run_accuracy(read_evals(eval_paths)), bins)
-
-
-def finetune_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict) -> str:
-    return bin_markdown(table, bins, provenance, title="Fine-tuned", system_label="model")
+    return evaluate_bins(load_trained(model_dir), data_paths, batch_size=batch_size, greedy=True, precision=precision,
+                         layout=layout, alphabet_size=alphabet_size)

@@ -1,24 +1,20 @@
-"""From scratch (paper Appendix B): train small models on short inputs, test them per length bin.
-
-Rules: `scratch_train` (one model per task, positional encoding and seed), `scratch_eval`,
-`scratch_table` (workflow/rules/scratch.smk).
-"""
+"""Training one model from scratch and evaluating it on every length bin of its family."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from .engine.loop import train
-from .engine.run import TrainingRun
-from .engine.scoring import teacher_forced_accuracy
-from .engine.sequences import TrainingStream, encoded_examples
-from .engine.settings import TrainSettings
-from .lengthbins.table import accuracy_by_length, bin_markdown, bin_table, per_run_accuracy, read_evals
-from .models.builders import build_model
-from .models.positions import uses_absolute_positions
-from .models.storage import save_hf_directory
-from .models.vocab import build_tokenizer, vocab_size
-from .tasks import LengthBin, Task
+from ..engine.loop import train
+from ..engine.run import TrainingRun
+from ..engine.scoring import teacher_forced_accuracy
+from ..engine.sequences import TrainingStream, encoded_examples
+from ..engine.settings import TrainSettings
+from ..lengthbins.evaluate import evaluate_bins, load_trained
+from ..models.builders import build_model
+from ..models.positions import uses_absolute_positions
+from ..models.storage import save_hf_directory
+from ..models.vocab import build_tokenizer, vocab_size
+from ..tasks import LengthBin, Task
 
 
 def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir, checkpoint_dir,
@@ -51,11 +47,7 @@ def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir
     return run.summary()
 
 
-def scratch_tables(eval_paths, bins: dict[str, list[str]]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The from-scratch table (per PE, task and bin) and accuracy per input length."""
-    evals = read_evals(eval_paths)
-    return bin_table(per_run_accuracy(evals), bins), accuracy_by_length(evals)
-
-
-def scratch_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict) -> str:
-    return bin_markdown(table, bins, provenance, title="From scratch", system_label="PE")
+def evaluate_scratch_model(model_dir, data_paths: dict[str, str], batch_size: int, greedy: bool,
+                           precision: str) -> pl.DataFrame:
+    """Per-example exact match (teacher-forced, and greedy if asked) of one model on each length bin."""
+    return evaluate_bins(load_trained(model_dir), data_paths, batch_size=batch_size, greedy=greedy, precision=precision)
