@@ -36,5 +36,19 @@ def planned_jobs(workdir: Path, config) -> list[tuple[str, dict]]:
     return jobs
 
 
+def planned_resources(workdir: Path, config) -> list[tuple[str, dict, dict]]:
+    """(rule, wildcards, resources) of every job a dry run would execute."""
+    run = snakemake(workdir, config, "--dry-run")
+    assert run.returncode == 0, run.stdout + run.stderr
+    jobs = []
+    for line in run.stdout.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):", line):
+            jobs.append((match.group(1), {}, {}))
+        elif match := re.match(r"^\s+(wildcards|resources): (.*)", line):
+            jobs[-1][1 if match.group(1) == "wildcards" else 2].update(
+                kv.split("=", 1) for kv in match.group(2).split(", "))
+    return jobs
+
+
 def smoke_config() -> dict:
     return yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())

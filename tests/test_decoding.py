@@ -7,6 +7,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 from lengthgen.engine.decoding import Request, _cut, greedy_decode
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.tasks import TASKS, LengthBin
+from lengthgen.tasks.generate import make_dataset
 
 TOKENIZER = build_char_tokenizer()
 IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
@@ -54,14 +55,18 @@ def test_stop_strings_and_budget():
 
 
 def few_shot_requests():
-    from lengthgen.icl.predict import build_requests
-    from lengthgen.tasks.generate import make_dataset
+    """Prompts of two files that share an instruction and demonstrations within each file."""
+    from lengthgen.icl.prompts import Example, build_prompt
 
     requests = []
-    for task, length in (("NLFirst", "12-16"), ("UB", "6-9")):
+    for task, length in (("NLFirst", 14), ("UB", 7)):
         settings = {"alphabet_size": 52, "pool_fraction": 1 / 3, "occurrence_divisor": 4}
-        rows = make_dataset(TASKS[task], "chars", settings, LengthBin.parse(length), 4, 0).to_pylist()
-        requests += build_requests(TOKENIZER, rows, TASKS[task], settings, 0, "rule", shots=2)[1]
+        rows = make_dataset(TASKS[task], "chars", settings, LengthBin(length - 2, length + 2), 4, 0).to_pylist()
+        examples = [Example.of(TASKS[task], r["context"], r["query"], r["occurrences"]) for r in rows]
+        demonstrations = examples[:1] * 3  # the same demonstrations in every prompt of the file
+        for example in examples:
+            text = build_prompt(TASKS[task], "rule", example, demonstrations).text
+            requests.append(Request(text, 6 if task == "NLFirst" else 2 * length, ("\n",)))
     return requests
 
 

@@ -1,11 +1,21 @@
-"""In-context evaluation: scoring, budgets from the answer length, the induction-bias signature."""
+"""In-context evaluation: the authors' scoring, the induction signature of errors, the teacher-forced
+measures, the prediction cache, and models placed across devices."""
 
+import math
+from types import SimpleNamespace
+
+import polars as pl
+import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
+from lengthgen.config import model_entry
 from lengthgen.icl.cache import PredictionCache
-from lengthgen.icl.predict import evaluate_rows, parse_chat, right_neighbour_error
+from lengthgen.icl.predict import predict_files, symbol_separator
+from lengthgen.icl.scoring import authors_prediction, right_neighbour_error, strict_correct
+from lengthgen.icl.teacher import TeacherItem, teacher_forced
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.models.registry import load_model
 from lengthgen.models.storage import directory_fingerprint
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
@@ -13,64 +23,162 @@ from lengthgen.tasks.generate import make_dataset
 TOKENIZER = build_char_tokenizer()
 
 
-def test_right_neighbour_error_retrieval():
-    row = {"context_text": "ABCDE", "target_position": 2, "target_text": "B"}  # UL: left of C is B
-    assert right_neighbour_error(TASKS["UL"], row, "D") is True
-    assert right_neighbour_error(TASKS["UL"], row, "A") is False
-    assert right_neighbour_error(TASKS["UL"], row, "B") is None
-    assert right_neighbour_error(TASKS["UR"], {**row, "target_text": "D"}, "B") is None
+@pytest.mark.parametrize("task,completion,chat,prediction", [
+    ("UR", " k", False, "k"),
+    ("UR", " k k", False, "kk"),  # the authors score the whole output: wrong
+    ("UF", " a b c <eos>", False, "abc"),
+    ("UB", " x  y z", False, "xyz"),
+    ("UF", "Sure! <target> a b c </target> done", True, "abc"),
+    ("UR", "<target> k </target>", True, "k"),
+])
+def test_the_authors_scoring(task, completion, chat, prediction):
+    assert authors_prediction(TASKS[task], completion, chat) == prediction
 
 
-def test_right_neighbour_error_backward_copy():
-    row = {"context_text": "ABCDE", "target_position": -1, "target_text": "EDCBA"}
-    assert right_neighbour_error(TASKS["UB"], row, "E D E B A") is True  # after D, the induction move gives E
-    assert right_neighbour_error(TASKS["UB"], row, "E D A B A") is False
-    assert right_neighbour_error(TASKS["UB"], row, "E D") is False  # stopped early: no wrong symbol to classify
+def test_strict_scoring_asks_for_the_prompts_own_format():
+    assert strict_correct(" a b c <eos>", "a b c", False)
+    assert not strict_correct(" abc", "a b c", False)  # right for the authors, not strictly
+    assert strict_correct("<target>k</target>", "k", True) and not strict_correct(" k!", "k", False)
 
 
-def test_chat_answer_between_tags():
-    assert parse_chat(TASKS["UF"], "Sure! <target> a b c </target> done") == "a b c"
-    assert parse_chat(TASKS["UR"], "<target>k") == "k"
+def test_right_neighbour_errors_retrieval():
+    context = "ABCDE"  # UL with q = C at 2: the left neighbour B is right, D is the induction answer
+    assert right_neighbour_error(TASKS["UL"], context, 2, "D", "B") is True
+    assert right_neighbour_error(TASKS["UL"], context, 2, "A", "B") is False
+    assert right_neighbour_error(TASKS["UL"], context, 2, "B", "B") is None  # correct
+    assert right_neighbour_error(TASKS["UR"], context, 2, "B", "D") is None  # a right task has none
 
 
-def test_evaluate_rows_on_a_tiny_model():
+def test_right_neighbour_errors_backward_copy():
+    context = "ABCDE"  # UB: EDCBA
+    assert right_neighbour_error(TASKS["UB"], context, -1, "EDEBA", "EDCBA") is True  # after D, induction gives E
+    assert right_neighbour_error(TASKS["UB"], context, -1, "EDABA", "EDCBA") is False
+    assert right_neighbour_error(TASKS["UB"], context, -1, "ED", "EDCBA") is False  # stopped early: nothing wrong
+    # An error at the first copied symbol: the forward copy's start is the induction error.
+    assert right_neighbour_error(TASKS["UB"], context, -1, "ABCDE", "EDCBA") is True
+    assert right_neighbour_error(TASKS["UB"], context, -1, "CBA", "EDCBA") is False
+
+
+class Oracle(torch.nn.Module):
+    """A fake causal LM: at every position its logits are 10 for the token that follows in the
+    input (and 0 elsewhere), or for `fixed` tokens where given, so every probability is known."""
+
+    def __init__(self, vocab, fixed=None):
+        super().__init__()
+        self.vocab, self.fixed, self.anchor = vocab, fixed or {}, torch.nn.Parameter(torch.zeros(1))
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, logits_to_keep=0):
+        logits = torch.zeros(*input_ids.shape, self.vocab)
+        logits[:, :-1].scatter_(-1, input_ids[:, 1:, None], 10.0)
+        for (row, column), token in self.fixed.items():
+            logits[row, column] = 0.0
+            logits[row, column, token] = 10.0
+        return SimpleNamespace(logits=logits[:, -logits_to_keep:])
+
+
+def test_teacher_forced_measures_on_a_model_with_known_probabilities():
+    item = TeacherItem(" D C | C:", [(" B", True)], neighbours=(" D", " B"))  # UL: left B, right D
+    (scores,) = teacher_forced(Oracle(len(TOKENIZER)), TOKENIZER, [item])
+    top = math.exp(10) / (math.exp(10) + len(TOKENIZER) - 1)
+    assert scores["exact"] and scores["symbol_accuracy"] == 1.0
+    assert scores["target_logprob"] == pytest.approx(2 * math.log(top), rel=1e-4)  # " " then "B"
+    # The neighbours differ at their second token (the space is shared): B is right, D gets the rest.
+    assert scores["p_left"] == pytest.approx(top, rel=1e-4)
+    assert scores["p_right"] == pytest.approx((1 - top) / (len(TOKENIZER) - 1), rel=1e-4)
+    # A model that puts its mass on the right-hand neighbour instead: it prefers right, and is wrong.
+    prompt_length = len(TOKENIZER(item.prompt, add_special_tokens=False).input_ids)
+    biased = Oracle(len(TOKENIZER), {(0, prompt_length): TOKENIZER.convert_tokens_to_ids("D")})
+    (scores,) = teacher_forced(biased, TOKENIZER, [item])
+    assert scores["p_right"] > scores["p_left"] and scores["symbol_accuracy"] == 0.0 and not scores["exact"]
+
+
+def tiny_gpt2(positions=1024):
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=1024,
-                                       eos_token_id=TOKENIZER.eos_token_id, bos_token_id=TOKENIZER.bos_token_id)).eval()
-    settings = {"alphabet_size": 52}
-    rows = make_dataset(TASKS["UB"], "chars", settings, LengthBin.parse("30"), 3, 0).to_pylist()
-    frame = evaluate_rows(model, TOKENIZER, rows, TASKS["UB"], settings, 0, "bare", batch_size=2)
-    assert frame.height == 3 and not frame.get_column("correct").any()  # a random model cannot copy
-    assert (frame.get_column("max_new_tokens") >= 2 * 30).all()  # budget from the answer, never a fixed cap
-    assert all(p.endswith(" :") for p in frame.get_column("prompt"))
-    assert frame.get_column("expected")[0] == " ".join(rows[0]["target_text"])
+    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=positions,
+                                      eos_token_id=TOKENIZER.eos_token_id, bos_token_id=TOKENIZER.bos_token_id)).eval()
+
+
+def test_teacher_forced_scores_do_not_depend_on_the_batch():
+    items = [TeacherItem("<bos> a b c : a", [(" b", True), (" c", True), (" <eos>", False)]),
+             TeacherItem(" x y | x:", [(" y", True)], neighbours=(" y", " z")),
+             TeacherItem("a much longer prompt than the others, so the batch is padded:", [(" q", True)])]
+    model = tiny_gpt2()
+    alone = [teacher_forced(model, TOKENIZER, [item])[0] for item in items]
+    together = teacher_forced(model, TOKENIZER, items, batch_size=3)
+    for a, b in zip(alone, together):
+        assert a["target_logprob"] == pytest.approx(b["target_logprob"], abs=1e-4)
+        assert a["symbol_accuracy"] == b["symbol_accuracy"]
+
+
+def files_of(task_lengths, count=4):
+    files = []
+    for task, length in task_lengths:
+        rows = make_dataset(TASKS[task], "chars", SETTINGS[task], LengthBin(length, length), count, 0).to_pylist()
+        files.append({"task": task, "bin": str(length), "seed": 0, "variant": "bare", "rows": rows})
+    return files
+
+
+SETTINGS = {"UR": {"alphabet_size": 62, "occurrence_divisor": 5}, "UL": {"alphabet_size": 62, "occurrence_divisor": 5},
+            "UB": {"alphabet_size": 52}}
+
+
+def test_predictions_carry_every_measure_and_budget_from_the_answer():
+    frame = predict_files(tiny_gpt2(), TOKENIZER, files_of([("UB", 30), ("UL", 12)]), SETTINGS, False, "", 5, 2)
+    assert frame.height == 8 and not frame.get_column("correct").any()  # a random model cannot copy
+    ub = frame.filter(pl.col("task") == "UB")
+    assert (ub.get_column("max_new_tokens") >= 30).all()  # from the answer's length, never a fixed cap
+    assert ub.get_column("prompt").str.ends_with(" :").all() and (ub.get_column("separator") == "").all()
+    assert frame.get_column("tf_symbol_accuracy").is_between(0, 1).all()
+    ul = frame.filter(pl.col("task") == "UL")
+    assert ul.get_column("p_right").is_not_null().any() and ub.get_column("p_right").is_null().all()
+
+
+def test_the_separator_follows_the_tokenizer():
+    assert symbol_separator(TOKENIZER) == ""  # one character, one token: no spaces between symbols
+    assert symbol_separator(TOKENIZER, "space") == " "
 
 
 def test_prediction_cache_skips_finished_work(tmp_path):
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=1024,
-                                       eos_token_id=TOKENIZER.eos_token_id)).eval()
-    settings = {"alphabet_size": 52}
-    rows = make_dataset(TASKS["UR"], "chars", settings, LengthBin.parse("12"), 4, 0).to_pylist()
+    model, files = tiny_gpt2(), files_of([("UR", 12)])
     identity = {"model": "tiny", "revision": None, "dtype": "float32"}
-    first = evaluate_rows(model, TOKENIZER, rows, TASKS["UR"], settings, 0, "bare",
-                          cache=PredictionCache(tmp_path, identity))
+    first = predict_files(model, TOKENIZER, files, SETTINGS, False, " ", 5, 4, PredictionCache(tmp_path, identity))
     assert not first.get_column("from_cache").any()
 
     def must_not_load():
         raise AssertionError("the model was loaded although every prediction is cached")
 
-    again = evaluate_rows(must_not_load, TOKENIZER, rows, TASKS["UR"], settings, 0, "bare",
-                          cache=PredictionCache(tmp_path, identity))
+    again = predict_files(must_not_load, TOKENIZER, files, SETTINGS, False, " ", 5, 4,
+                          PredictionCache(tmp_path, identity))
     assert again.get_column("from_cache").all()
     assert again.drop("from_cache").equals(first.drop("from_cache"))
-    # Another prompt variant is another prompt; another dtype is another model identity.
+    # Another variant is another prompt; another dtype is another model identity.
     loads = []
-    evaluate_rows(lambda: loads.append(1) or model, TOKENIZER, rows, TASKS["UR"], settings, 0, "rule",
-                  cache=PredictionCache(tmp_path, identity))
-    evaluate_rows(lambda: loads.append(1) or model, TOKENIZER, rows, TASKS["UR"], settings, 0, "bare",
-                  cache=PredictionCache(tmp_path, {**identity, "dtype": "bfloat16"}))
+    predict_files(lambda: loads.append(1) or model, TOKENIZER, [{**files[0], "variant": "rule"}], SETTINGS, False, " ",
+                  5, 4, PredictionCache(tmp_path, identity))
+    predict_files(lambda: loads.append(1) or model, TOKENIZER, files, SETTINGS, False, " ", 5, 4,
+                  PredictionCache(tmp_path, {**identity, "dtype": "bfloat16"}))
     assert loads == [1, 1]
+
+
+def test_a_model_larger_than_its_memory_is_spread_and_answers_the_same(tmp_path):
+    """An entry with several GPUs (or a memory cap) is placed by accelerate's device_map="auto"; here a
+    cap far below the model's size forces it to offload layers, and the answers do not change."""
+    model = tiny_gpt2()
+    model.save_pretrained(tmp_path / "m")
+    TOKENIZER.save_pretrained(tmp_path / "m")
+    whole = load_model(model_entry("m", {"path": str(tmp_path / "m")}))
+    spread = load_model(model_entry("m", {"path": str(tmp_path / "m"), "gpus": 2, "max_memory": {"cpu": "60KB"}}),
+                        offload_folder=str(tmp_path / "offload"))
+    assert set(spread.hf_device_map.values()) - {"cpu"}, spread.hf_device_map  # some layers offloaded
+    files = files_of([("UB", 10)], count=3)
+    a = predict_files(whole, TOKENIZER, files, SETTINGS, False, " ", 5, 3)
+    b = predict_files(spread, TOKENIZER, files, SETTINGS, False, " ", 5, 3)
+    assert a.get_column("completion").to_list() == b.get_column("completion").to_list()
+    assert a.get_column("target_logprob").to_list() == pytest.approx(b.get_column("target_logprob").to_list(), abs=1e-4)
 
 
 def test_directory_fingerprint_follows_content(tmp_path):

@@ -109,7 +109,8 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert {"config_hash", "code_version", "device", "seed"} <= set(finetune.columns)
     assert "Fine-tuned: teacher-forced exact match" in (tables / "finetune.md").read_text()
     comparison = pl.read_parquet(tables / "comparison.parquet")
-    assert set(comparison.get_column("experiment")) == {"from scratch", "in context", "fine-tuned"}
+    assert set(comparison.get_column("experiment")) == {"from scratch", "in context", "in context, teacher-forced",
+                                                        "fine-tuned"}
     assert set(comparison.filter(pl.col("experiment") == "fine-tuned").get_column("bin")) == {"9-10", "6-7"}
     assert "UL / UR" in (tables / "comparison.md").read_text()
     from transformers import AutoModelForCausalLM

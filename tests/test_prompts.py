@@ -1,68 +1,125 @@
-"""Prompts follow SPEC section 3 exactly, are seeded, and parse back to the answer."""
+"""Prompts: the authors' line format, templates and demonstration draws, with their bugs fixed."""
 
 import pytest
 
-from lengthgen.icl.prompts import build_prompt, parse_answer, variants_for
-from lengthgen.tasks import TASKS, LengthBin
-from lengthgen.tasks.generate import make_dataset
+from lengthgen.icl.prompts import (
+    AUTHORS_VARIANTS,
+    Example,
+    build_prompt,
+    copy_line,
+    demonstration_pool,
+    draw_demonstrations,
+    retrieval_line,
+    variants_for,
+)
+from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.tasks import TASKS
+from lengthgen.tasks.generate import CHAR_SYMBOLS
 
 RETRIEVAL = {"alphabet_size": 62, "occurrence_divisor": 5}
-COPY = {"alphabet_size": 52}
+COPY = {"alphabet_size": 52, "pool_fraction": 0.333}
 
 
-def first_example(task, settings, length):
-    return make_dataset(TASKS[task], "chars", settings, LengthBin.parse(length), 1, 0).to_pylist()[0]
+def symbols(text):
+    return tuple(CHAR_SYMBOLS.index(c) for c in text)
 
 
-def test_retrieval_format():
-    row = first_example("UL", RETRIEVAL, "12")
-    prompt = build_prompt(TASKS["UL"], RETRIEVAL, 0, "bare", row["context"], row["query"], row["target"])
-    blocks = prompt.text.split("\n\n")
-    assert len(blocks) == 6  # five demonstrations, then the test line
-    for demo in blocks[:5]:
-        context, rest = demo.split(" | ")
-        query, target = rest.split(": ")
-        symbols = context.split(" ")
-        assert 5 <= len(symbols) <= 6 and symbols.count(query) == 1
-        assert symbols[symbols.index(query) - 1] == target  # left neighbour: UL
-    assert blocks[-1] == " ".join(row["context_text"]) + f" | {row['query_text']}:"
-    assert prompt.answer == row["target_text"]
+def example(task, context, query=""):
+    return Example.of(TASKS[task], symbols(context), symbols(query)[0] if query else -1)
 
 
-def test_copy_format_and_no_length_cap():
-    row = first_example("UB", COPY, "50")
-    prompt = build_prompt(TASKS["UB"], COPY, 0, "bare", row["context"], row["query"], row["target"])
-    lines = prompt.text.split("\n")
-    assert len(lines) == 6
-    for demo in lines[:5]:
-        assert demo.startswith("<bos> ") and demo.endswith(" <eos>")
-        source, copy = demo[len("<bos> "):-len(" <eos>")].split(" : ")
-        assert copy.split() == source.split()[::-1] and len(source.split()) == 5
-    assert lines[-1] == "<bos> " + " ".join(row["context_text"]) + " :"
-    assert prompt.answer.split() == list(row["target_text"]) and len(prompt.answer.split()) == 50
+def test_lines_as_the_authors_write_them():
+    """Their `atomise`: a space before every symbol, the first one included; `|` spaced; no space
+    before the colon; the test line ends with the colon."""
+    ur = example("UR", "LDJVS", "V")
+    assert retrieval_line(ur, " ", True) == " L D J V S | V: S"
+    assert retrieval_line(ur, " ", False) == " L D J V S | V:"
+    ub = example("UB", "oHdpn")
+    assert copy_line(ub, " ", True) == "<bos> o H d p n : n p d H o <eos>"
+    assert copy_line(ub, " ", False) == "<bos> o H d p n :"
+    # Without a separator (a character tokenizer): every symbol right after its predecessor.
+    assert retrieval_line(ur, "", True) == "LDJVS|V: S" and copy_line(ub, "", True) == "<bos> oHdpn : npdHo <eos>"
+
+
+def demonstrations_for(task, n=5, index=0, test=None):
+    pool = demonstration_pool(TASKS[task], RETRIEVAL if TASKS[task].family == "retrieval" else COPY, 0)
+    return draw_demonstrations(TASKS[task], pool, 0, index, test or example(task, "ABCDEFGHIJ", "C"), n)
+
+
+def test_simple_rule_prompt_exactly():
+    demos = [example("UL", "FpTu4", "T"), example("UL", "d31Y8", "Y"), example("UL", "3cy6J", "c"),
+             example("UL", "8B9l3", "B"), example("UL", "qMhvo", "M")]
+    test = example("UL", "Q2EJlHaxyL", "J")
+    prompt = build_prompt(TASKS["UL"], "simple_rule", test, demos)
+    assert prompt.text == (
+        "Each line is written as ‘context|query: target’. The vertical bar ‘|’ separates the context from the "
+        "query token.\nAll strings below follow this rule: The answer is the token immediately to the left of the "
+        "single instance of the query token.\n\n"
+        " d 3 1 Y 8 | Y: 1\n\n 3 c y 6 J | c: 3\n\n 8 B 9 l 3 | B: 8\n\n q M h v o | M: q\n\n"
+        " Q 2 E J l H a x y L | J:")
+    assert prompt.demonstrations == 4  # the first drawn one is the (unshown) worked example, as in their code
+    assert prompt.answer == "E" and prompt.continuation == [(" E", True)]
+
+
+def test_explained_variants_show_the_worked_example_with_the_right_count():
+    demos = [example("NLFirst", "axlPlC", "l")] + [example("NLFirst", "IhMeMX", "M")] * 4
+    prompt = build_prompt(TASKS["NLFirst"], "math_rule_explained", example("NLFirst", "26g3u5k5bA", "5"), demos)
+    assert "Example - \n a x l P l C | l: x\n• query token = “l” (everything after “|”)\n" in prompt.text
+    assert "• it occurs 2 time(s) in the context\n" in prompt.text  # the authors' code always said 0
+    assert "$t > 1$ and $x_{n+1} = x_{q_1-1}$" in prompt.text and prompt.demonstrations == 5
 
 
 @pytest.mark.parametrize("task", ["UR", "NLLast", "UF", "NB"])
-def test_every_variant_is_seeded_and_distinct(task):
-    settings = RETRIEVAL if task in ("UR", "NLLast") else {**COPY, "pool_fraction": 0.333}
-    row = first_example(task, settings, "10")
+def test_every_variant_is_clean_seeded_and_distinct(task):
+    test = example(task, "ABCDEFGHIJ", "C") if TASKS[task].family == "retrieval" else example(task, "ABCDEFGHIJ")
     texts = set()
     for variant in variants_for(TASKS[task]):
-        a = build_prompt(TASKS[task], settings, 0, variant, row["context"], row["query"], row["target"]).text
-        assert a == build_prompt(TASKS[task], settings, 0, variant, row["context"], row["query"], row["target"]).text
-        assert a != build_prompt(TASKS[task], settings, 1, variant, row["context"], row["query"], row["target"]).text
-        assert "\\n" not in a and "r'" not in a  # no stray raw-string text (an authors' bug)
-        texts.add(a)
+        text = build_prompt(TASKS[task], variant, test, demonstrations_for(task, test=test)).text
+        assert text == build_prompt(TASKS[task], variant, test, demonstrations_for(task, test=test)).text
+        assert "\\n" not in text and 'r"' not in text and "        " not in text  # no raw-string debris (SPEC 7)
+        texts.add(text)
     assert len(texts) == len(variants_for(TASKS[task]))
+
+
+def test_demonstrations_are_drawn_per_example_and_never_the_test_example():
+    test = example("UR", "ABCDE", "C")
+    pool = demonstration_pool(TASKS["UR"], RETRIEVAL, 0)
+    assert len(pool) == 100 and all(len(c) == 5 for c, _, _ in pool)  # the authors' unique pool: length 6 with q
+    pool = [(test.context, test.query, [2])] + pool  # the test example is in the pool: it must be skipped
+    for index in range(30):
+        assert test not in draw_demonstrations(TASKS["UR"], pool, 0, index, test, 5)
+    assert draw_demonstrations(TASKS["UR"], pool, 0, 1, test, 5) != draw_demonstrations(TASKS["UR"], pool, 0, 2, test, 5)
+    # Mirror tasks see the same demonstration inputs (a left/right gap never comes from them).
+    left = draw_demonstrations(TASKS["UL"], pool, 0, 7, test, 5)
+    right = draw_demonstrations(TASKS["UR"], pool, 0, 7, test, 5)
+    assert [(d.context, d.query) for d in left] == [(d.context, d.query) for d in right]
+
+
+def test_chat_prompts_have_the_authors_system_format_and_layout():
+    demos = [example("UR", "FpTu4", "T"), example("UR", "d31Y8", "Y")]
+    prompt = build_prompt(TASKS["UR"], "simple_rule", example("UR", "Q2EJl", "J"), demos, chat=True)
+    assert prompt.system.startswith("You are a very careful and precise assistant.")
+    assert "context: d 3 1 Y 8\nquery: Y\n<target>8</target>" in prompt.text
+    assert prompt.text.endswith("context|query?\ncontext: Q 2 E J l\nquery: J\n\nPut the final answer between "
+                                "<target> and </target> tags. Start your response with the answer first and only "
+                                "then explain if needed.")
+    copy = build_prompt(TASKS["UB"], "obey", example("UB", "abc"), [example("UB", "xyzwv")], chat=True)
+    assert copy.text.endswith("no explanation is needed for this simple task.")
+    assert copy.continuation == [("<target>", False), ("c", True), (" b", True), (" a", True), ("</target>", False)]
+
+
+def test_the_copy_continuation_spells_a_correct_completion():
+    prompt = build_prompt(TASKS["UB"], "bare", example("UB", "abc"), [example("UB", "xyzwv")] * 5)
+    assert "".join(t for t, _ in prompt.continuation) == " c b a <eos>"
+    assert prompt.answer == "cba" and prompt.answer_line == "c b a"
+    tokenizer = build_char_tokenizer()
+    assert tokenizer.decode(tokenizer(prompt.text + " c b a <eos>").input_ids).endswith(": c b a <eos>")
 
 
 def test_unknown_variant():
     with pytest.raises(ValueError, match="unknown prompt variant 'hint' for UR"):
-        build_prompt(TASKS["UR"], RETRIEVAL, 0, "hint", [0, 1, 2], 1, [2])
+        build_prompt(TASKS["UR"], "hint", example("UR", "ABC", "B"), [])
 
 
-@pytest.mark.parametrize("task,completion,answer", [
-    ("UR", " k\n\nA b", "k"), ("UR", "", ""), ("UF", " a b c <eos>\n<bos>", "a b c"), ("UB", " x  y\nz", "x y"),
-])
-def test_parse_answer(task, completion, answer):
-    assert parse_answer(TASKS[task], completion) == answer
+def test_the_authors_variants_are_named():
+    assert set(AUTHORS_VARIANTS) <= set(variants_for(TASKS["UR"])) | set(variants_for(TASKS["UF"]))

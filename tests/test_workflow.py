@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from lengthgen.results.tables import read_provenance
-from snakemake_runner import SNAKEFILE, planned_jobs, smoke_config, snakemake
+from snakemake_runner import SNAKEFILE, planned_jobs, planned_resources, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -175,6 +175,15 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
     assert counts["finetune_train"] == 10 * 3 and counts["finetune_eval"] == 10 * 3
     trains = [w for rule, w in jobs if rule == "scratch_train"]
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
+
+
+def test_models_larger_than_one_gpu_ask_for_the_gpus_of_their_entry(tmp_path, repo):
+    """The paper's 70B entries name 4 GPUs (the authors' tensor parallelism), 32B 2, 8B 1: each
+    in-context job's request, which the SLURM executor turns into --gpus."""
+    requested = {w["model"]: int(r["gpu"]) for rule, w, r in planned_resources(tmp_path, repo / "configs" / "paper.yaml")
+                 if rule == "icl_predict"}
+    assert requested["llama-3.1-70b"] == requested["llama-3.3-70b-instruct"] == 4
+    assert requested["qwen2.5-32b"] == 2 and requested["llama-3.1-8b"] == 1
 
 
 def test_a_second_workflow_directory_reuses_cached_data(tmp_path):

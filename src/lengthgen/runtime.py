@@ -52,3 +52,17 @@ def start_job(snakemake, uses_torch: bool = False) -> str:
     if snakemake.log:
         log_to(snakemake.log[0])
     return configure(snakemake.threads) if uses_torch else "cpu"
+
+
+def input_device(model):
+    """Where a model's inputs go: its device, or for a model accelerate placed across devices the
+    device its first module runs on (a layer offloaded to disk runs on the CPU)."""
+    import torch
+
+    placement = getattr(model, "hf_device_map", None)
+    if placement:
+        first = next(iter(placement.values()))
+        if isinstance(first, int):
+            return torch.device("cuda", first)
+        return torch.device("cpu" if first in ("cpu", "disk") else first)
+    return model.device

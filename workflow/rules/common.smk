@@ -227,9 +227,7 @@ def icl_families():
 
 
 def icl_predict_params(wildcards):
-    files = icl_files(wildcards.family)
-    return {"model": config["models"][wildcards.model], "files": [{k: v for k, v in f.items() if k != "data"}
-                                                                   for f in files],
+    return {"model": config["models"][wildcards.model], "files": icl_files(wildcards.family),
             "settings": {name: config["data"]["chars"][task.generator] for name, task in TASKS.items()
                          if task.family == wildcards.family},
             "shots": config["icl"]["shots"], "batch_size": config["icl"]["batch_size"]}

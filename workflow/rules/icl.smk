@@ -5,12 +5,15 @@
 rule icl_predict:
     input:
         unpack(lambda w: model_inputs(w.model)),
-        data=lambda w: [f["data"] for f in icl_files(w.family)],
+        data=lambda w: list(dict.fromkeys(f["data"] for f in icl_files(w.family))),
     output:
         ICL,
     params:
         section=icl_predict_params,
         cache_dir=config["icl"]["cache"],
+    resources:
+        # A model larger than one GPU asks for the GPUs its registry entry names.
+        gpu=lambda w: config["models"][w.model]["gpus"],
     log:
         log_path("icl_predict", "{model}/{family}"),
     benchmark:

@@ -42,6 +42,9 @@ rule figure_icl:
     output:
         mirror=report(f"{FIGURES}/icl_mirror_pairs.png", caption=caption("icl_mirror_pairs"), category="2 In context"),
         mirror_pdf=f"{FIGURES}/icl_mirror_pairs.pdf",
+        teacher=report(f"{FIGURES}/icl_teacher_forced.png", caption=caption("icl_teacher_forced"),
+                       category="2 In context"),
+        teacher_pdf=f"{FIGURES}/icl_teacher_forced.pdf",
     log:
         log_path("figure_icl"),
     conda:

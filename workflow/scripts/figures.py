@@ -17,7 +17,9 @@ if rule == "figure_scratch":
     figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "From scratch"), stem(outputs.bins))
     figures.save(figures.accuracy_by_length(pl.read_parquet(inputs.by_length), "From scratch"), stem(outputs.by_length))
 elif rule == "figure_icl":
-    figures.save(figures.mirror_bars(pl.read_parquet(inputs.table)), stem(outputs.mirror))
+    table = pl.read_parquet(inputs.table)
+    figures.save(figures.mirror_bars(table, "accuracy"), stem(outputs.mirror))
+    figures.save(figures.mirror_bars(table, "tf_symbol_accuracy"), stem(outputs.teacher))
 elif rule == "figure_finetune":
     figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "Fine-tuned"), stem(outputs.bins))
 elif rule == "figure_comparison":

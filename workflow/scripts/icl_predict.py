@@ -4,7 +4,7 @@ import pyarrow.parquet as pq
 
 from lengthgen.config import model_entry
 from lengthgen.icl.cache import PredictionCache
-from lengthgen.icl.predict import predict_files
+from lengthgen.icl.predict import predict_files, symbol_separator
 from lengthgen.models.registry import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
 from lengthgen.results.provenance import collect
@@ -16,8 +16,11 @@ w, section = snakemake.wildcards, snakemake.params.section
 entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
-files = [{**file, "rows": pq.read_table(path).to_pylist()} for file, path in zip(section["files"], snakemake.input.data)]
-frame = predict_files(lambda: load_model(entry, check=False), load_tokenizer(entry), files, section["settings"],
-                      entry.kind, section["shots"], section["batch_size"], cache, progress=True)
+tokenizer = load_tokenizer(entry)
+rows = {path: pq.read_table(path).to_pylist() for path in snakemake.input.data}
+files = [{**file, "rows": rows[file["data"]]} for file in section["files"]]
+frame = predict_files(lambda: load_model(entry, check=False), tokenizer, files, section["settings"],
+                      entry.kind == "chat", symbol_separator(tokenizer, entry.separator), section["shots"],
+                      section["batch_size"], cache, progress=True)
 frame = frame.with_columns(pl.lit(w.model).alias("model"), pl.lit(section["batch_size"]).alias("batch_size"))
 write_parquet(frame, snakemake.output[0], collect(section, device=device, extra={"wildcards": dict(w)}))

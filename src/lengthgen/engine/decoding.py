@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 from transformers import StaticCache
 
 from ..models.positions import position_limit
+from ..runtime import input_device
 
 
 @dataclass
@@ -40,7 +41,7 @@ def _cut(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
 def greedy_decode(model, tokenizer, requests: list[Request], batch_size: int = 16,
                   progress: bool = False) -> list[str]:
     """Greedy continuation of each prompt, cut at its first stop string."""
-    device = next(model.parameters()).device
+    device = input_device(model)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     eos_ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
     encoded = [tokenizer(r.prompt, add_special_tokens=False).input_ids for r in requests]
@@ -65,8 +66,8 @@ def greedy_decode(model, tokenizer, requests: list[Request], batch_size: int = 1
 def _preallocated_cache(model, length: int):
     """A static KV cache of `length` positions where the architecture supports one: appending to a
     growing cache copies it at every step, which costs more than the model itself on a CPU."""
-    if not getattr(model, "_can_compile_fullgraph", False):
-        return None  # the model makes its own dynamic cache
+    if not getattr(model, "_can_compile_fullgraph", False) or getattr(model, "hf_device_map", None):
+        return None  # the model makes its own dynamic cache (also when accelerate spreads it over devices)
     try:
         return StaticCache(config=model.config, max_cache_len=length)
     except TypeError:  # older transformers: another signature

@@ -1,139 +1,158 @@
-"""In-context evaluation of a pretrained model on one (task, length, seed, variant) data file.
+"""In-context predictions of one model on a grid of data files, with their scores.
 
-Completion models get the few-shot text of prompts.py and stop at the line end / `<eos>`; chat
-models get the same content in their chat template and answer between `<target>` and
-`</target>`. The new-token budget comes from the answer's own length (never a fixed cap: the
-authors' 60-token cap truncated length-100 copies). Each prediction keeps its exact prompt.
+Completion models get the few-shot text of `prompts` and stop where the authors' runs stopped
+(retrieval: the line end; copying: a blank line or `<eos>`); chat models get the authors' system
+and format prompts in their chat template and answer between `<target>` tags. The new-token budget
+comes from the answer's own length (never a fixed cap: the authors' 60-token cap truncated
+length-100 copies). Every prediction keeps its exact prompt, and beside the greedy answer the
+teacher-forced measures of `teacher`. Decodings and teacher-forced scores are cached, and the
+model is loaded only when something is missing.
 """
 
 from __future__ import annotations
 
-import re
+import json
 
 import polars as pl
-import torch
 
 from ..engine.decoding import Request, greedy_decode
 from ..tasks import Task, get_task
+from ..tasks.generate import encode
 from .cache import PredictionCache, prediction_key
-from .prompts import build_prompt, parse_answer
+from .prompts import SEPARATORS, Example, build_prompt, demonstration_pool, draw_demonstrations
+from .scoring import authors_prediction, right_neighbour_error, strict_correct
+from .teacher import TeacherItem, teacher_forced
 
-CHAT_INSTRUCTION = "Continue the pattern for the last line. Give only the answer, between <target> and </target>."
-BUDGET_MARGIN = 8  # tokens beyond the answer's own length (spaces, the stop string, a stray token)
-
-
-def chat_prompt(tokenizer, text: str) -> str:
-    messages = [{"role": "user", "content": f"{text}\n\n{CHAT_INSTRUCTION}"}]
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a stray token)
+STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
 
 
-def parse_chat(task: Task, completion: str) -> str:
-    match = re.search(r"<target>(.*?)(</target>|$)", completion, flags=re.S)
-    return parse_answer(task, match.group(1) if match else completion)
+def symbol_separator(tokenizer, setting: str = "auto") -> str:
+    """" " (the paper: a BPE tokenizer makes each spaced symbol one token) or "" for a character
+    tokenizer, where a space would put every symbol two tokens after its predecessor."""
+    if setting != "auto":
+        return SEPARATORS[setting]
+    per_char = all(len(tokenizer(text, add_special_tokens=False).input_ids) == 2 for text in ("ab", " a", "Qz"))
+    return "" if per_char else " "
 
 
-def right_neighbour_error(task: Task, row: dict, predicted: str) -> bool | None:
-    """For a left/backward task: is the wrong answer what the induction (right) direction gives?
+def model_text(tokenizer, prompt) -> str:
+    """The exact text the model is given: a chat prompt in the model's own template."""
+    if not prompt.chat:
+        return prompt.text
+    messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.text}]
+    try:
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    except Exception:  # templates without a system role: the system prompt opens the user message
+        merged = [{"role": "user", "content": f"{prompt.system}\n\n{prompt.text}"}]
+        return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
 
-    Retrieval: the right neighbour of the occurrence used. Backward copy: at the first wrong
-    symbol, the right neighbour (in the input) of the last symbol copied correctly.
-    None for right/forward tasks and for correct answers.
-    """
-    expected = row["target_text"] if task.family == "retrieval" else " ".join(row["target_text"])
-    if task.induction or predicted == expected:
+
+def build_prompts(task: Task, rows: list[dict], settings: dict, seed: int, variant: str, separator: str,
+                  chat: bool, shots: int):
+    """The prompt of every example of a data file, demonstrations drawn per example from the pool."""
+    pool = demonstration_pool(task, settings, seed)
+    prompts = []
+    for row in rows:
+        example = Example.of(task, row["context"], row["query"], row["occurrences"])
+        demonstrations = draw_demonstrations(task, pool, seed, row["example"], example, shots)
+        prompts.append(build_prompt(task, variant, example, demonstrations, separator, chat))
+    return prompts
+
+
+def _neighbours(task: Task, row: dict, separator: str, chat: bool) -> tuple[str, str] | None:
+    """(right, left) neighbour of the occurrence the answer is read from, spelled as the answer."""
+    if task.family != "retrieval":
         return None
-    context = row["context_text"]
-    if task.family == "retrieval":
-        p = row["target_position"]
-        return predicted == context[p + 1]
-    got, want = predicted.split(), expected.split()
-    i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    if i == 0 or i >= len(got):
-        return False
-    j = context.index(want[i - 1])  # unique copy: symbols are distinct; repeats: first occurrence
-    return j + 1 < len(context) and got[i] == context[j + 1]
+    context, p = row["context"], row["target_position"]
+    lead = "" if chat else " "
+    return lead + encode([context[p + 1]], "chars"), lead + encode([context[p - 1]], "chars")
 
 
-def decoding_settings(request: Request) -> dict:
-    return {"greedy": True, "max_new_tokens": request.max_new_tokens, "stop": list(request.stop)}
+class CachedModel:
+    """The model, loaded on first use only (never when everything is cached)."""
+
+    def __init__(self, load):
+        self.load, self.model = load, None
+
+    def __call__(self):
+        if self.model is None:
+            self.model = self.load() if callable(self.load) and not hasattr(self.load, "forward") else self.load
+        return self.model
 
 
-def decode_with_cache(model, tokenizer, requests: list[Request], cache: PredictionCache | None,
-                      batch_size: int, progress: bool = False) -> tuple[list[str], list[bool]]:
-    """Completions for every request, decoding only those the cache lacks, and which came from it.
-
-    `model` may be a function returning the model: it is called only when something is missing.
-    """
-    keys = [prediction_key(r.prompt, decoding_settings(r)) for r in requests]
+def _cached(cache: PredictionCache | None, keys: list[str]):
     found = [cache.get(k) if cache is not None else None for k in keys]
-    missing = [i for i, c in enumerate(found) if c is None]
-    cached = [c is not None for c in found]
+    return found, [i for i, value in enumerate(found) if value is None]
+
+
+def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,
+                 cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
+    """Greedy answers and teacher-forced measures of one file's prompts, with their scores."""
+    chat = prompts[0].chat if prompts else False
+    texts = [model_text(tokenizer, p) for p in prompts]
+    stops = ("</target>",) if chat else STOPS[task.family]
+    budgets = [len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
+               + BUDGET_MARGIN for p in prompts]
+    requests = [Request(text, budget, stops) for text, budget in zip(texts, budgets)]
+    decode_keys = [prediction_key(r.prompt, {"greedy": True, "max_new_tokens": r.max_new_tokens, "stop": list(r.stop)})
+                   for r in requests]
+    completions, missing = _cached(cache, decode_keys)
+    from_cache = [c is not None for c in completions]
     if missing:
-        model = model() if callable(model) and not isinstance(model, torch.nn.Module) else model
-        decoded = greedy_decode(model, tokenizer, [requests[i] for i in missing], batch_size=batch_size,
+        decoded = greedy_decode(model(), tokenizer, [requests[i] for i in missing], batch_size=batch_size,
                                 progress=progress)
         for i, completion in zip(missing, decoded):
-            found[i] = completion
-        if cache is not None:
-            cache.add({keys[i]: found[i] for i in missing})
-    return found, cached
-
-
-def build_requests(tokenizer, rows: list[dict], task: Task, settings: dict, seed: int, variant: str,
-                   kind: str = "completion", shots: int = 5) -> tuple[list, list[Request]]:
-    """The prompt (with its expected answer) and the decoding request of every example."""
-    prompts = [build_prompt(task, settings, seed, variant, r["context"], r["query"], r["target"], shots)
-               for r in rows]
-    stops = ("</target>",) if kind == "chat" else ("\n", "<eos>")
-    requests = []
-    for prompt in prompts:
-        text = chat_prompt(tokenizer, prompt.text) if kind == "chat" else prompt.text
-        answer_tokens = len(tokenizer(f" {prompt.answer} <eos>", add_special_tokens=False).input_ids)
-        requests.append(Request(text, answer_tokens + BUDGET_MARGIN + (8 if kind == "chat" else 0), stops))
-    return prompts, requests
-
-
-def evaluate_rows(model, tokenizer, rows: list[dict], task: Task, settings: dict, seed: int, variant: str,
-                  kind: str = "completion", batch_size: int = 16, shots: int = 5, progress: bool = False,
-                  cache: PredictionCache | None = None) -> pl.DataFrame:
-    """Per-example prompt, completion, parsed answer and exact match.
-
-    `model` is a model or a function returning one (loaded only if the cache lacks a prediction).
-    """
-    prompts, requests = build_requests(tokenizer, rows, task, settings, seed, variant, kind, shots)
-    completions, from_cache = decode_with_cache(model, tokenizer, requests, cache, batch_size, progress)
-    parse = parse_chat if kind == "chat" else parse_answer
-    predicted = [parse(task, c) for c in completions]
+            completions[i] = completion
+    items = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat))
+             for text, p, row in zip(texts, prompts, rows)]
+    teacher_keys = [prediction_key(i.prompt, {"teacher_forced": i.continuation, "neighbours": i.neighbours})
+                    for i in items]
+    stored, teacher_missing = _cached(cache, teacher_keys)
+    scores = [json.loads(s) if s is not None else None for s in stored]
+    if teacher_missing:
+        for i, result in zip(teacher_missing, teacher_forced(model(), tokenizer, [items[i] for i in teacher_missing],
+                                                             batch_size, progress)):
+            scores[i] = result
+    if cache is not None:
+        cache.add({**{decode_keys[i]: completions[i] for i in missing},
+                   **{teacher_keys[i]: json.dumps(scores[i]) for i in teacher_missing}})
+    predicted = [authors_prediction(task, c, chat) for c in completions]
     return pl.DataFrame({
         "example": [r["example"] for r in rows],
         "length": [r["length"] for r in rows],
-        "prompt": [r.prompt for r in requests],
+        "prompt": texts,
         "completion": completions,
         "prediction": predicted,
         "expected": [p.answer for p in prompts],
         "correct": [a == p.answer for a, p in zip(predicted, prompts)],
-        "right_neighbour_error": [right_neighbour_error(task, r, a) for r, a in zip(rows, predicted)],
-        "max_new_tokens": [r.max_new_tokens for r in requests],
+        "correct_strict": [strict_correct(c, p.answer_line, chat) for c, p in zip(completions, prompts)],
+        "right_neighbour_error": [right_neighbour_error(task, r["context_text"], r["target_position"], a, p.answer)
+                                  for r, a, p in zip(rows, predicted, prompts)],
+        "tf_symbol_accuracy": [s["symbol_accuracy"] for s in scores],
+        "tf_exact": [s["exact"] for s in scores],
+        "target_logprob": [s["target_logprob"] for s in scores],
+        "p_right": [s["p_right"] for s in scores],
+        "p_left": [s["p_left"] for s in scores],
+        "separator": [p.separator for p in prompts],
+        "demonstrations": [p.demonstrations for p in prompts],
+        "max_new_tokens": budgets,
         "from_cache": from_cache,
-    }, schema_overrides={"right_neighbour_error": pl.Boolean})
+    }, schema_overrides={"right_neighbour_error": pl.Boolean, "p_right": pl.Float64, "p_left": pl.Float64})
 
 
-def predict_files(load_model, tokenizer, files: list[dict], settings: dict[str, dict], kind: str, shots: int,
-                  batch_size: int, cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
+def predict_files(load_model, tokenizer, files: list[dict], settings: dict[str, dict], chat: bool, separator: str,
+                  shots: int, batch_size: int, cache: PredictionCache | None = None,
+                  progress: bool = False) -> pl.DataFrame:
     """Predictions for every file of a grid with one model, loaded once and only if the cache lacks
     something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task."""
-    loaded = []
-
-    def model():
-        if not loaded:
-            loaded.append(load_model())
-        return loaded[0]
-
+    model = CachedModel(load_model)
     frames = []
     for file in files:
         task = get_task(file["task"])
-        frame = evaluate_rows(model, tokenizer, file["rows"], task, settings[task.name], file["seed"], file["variant"],
-                              kind, batch_size, shots, progress=progress, cache=cache)
+        prompts = build_prompts(task, file["rows"], settings[task.name], file["seed"], file["variant"], separator,
+                                chat, shots)
+        frame = predict_rows(model, tokenizer, task, file["rows"], prompts, batch_size, cache, progress)
         frames.append(frame.with_columns(pl.lit(task.name).alias("task"), pl.lit(file["bin"]).alias("bin"),
                                          pl.lit(file["seed"]).alias("seed"), pl.lit(file["variant"]).alias("variant")))
     return pl.concat(frames)

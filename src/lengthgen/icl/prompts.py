@@ -1,28 +1,112 @@
-"""Few-shot prompts for pretrained models (SPEC section 3), for every task and prompt variant.
+"""Few-shot prompts for pretrained models (SPEC section 3; the authors' `retrieval/` and `copying/`).
 
-Retrieval, one demonstration per line, blank line between them, characters separated by spaces:
-    ``A b C d E | b: C``           the test line ends after ``:``
-Copying, one demonstration per line:
-    ``<bos> a b c d e : a b c d e <eos>``   the test line is ``<bos> x y z :``
-Demonstrations are short (retrieval length 5-6, copying length 5) and seeded per
-(task, seed, variant), drawn from the same generators as the test data but their own stream.
+Line formats, the authors' (their code puts a space before every symbol, the first one included):
+    retrieval    `` L D J V S | V: S``        the test line ends after ``:``, lines joined by a blank line
+    copying      ``<bos> o H d p n : n p d H o <eos>``   the test line ends after `` :``, one per line
+The symbol separator is a prompt setting: a space (the paper: with a BPE tokenizer each spaced
+symbol is one token) or nothing (a character tokenizer, where spaces would put each symbol two
+tokens after its predecessor, out of an induction head's reach). `<bos>`/`<eos>` are literal text.
+
+Demonstrations are drawn for each test example from a pool of short examples, excluding the test
+example itself (retrieval: 100 unique-query contexts of 5 symbols, 1,500 repeated-query contexts of
+6; copying: 1,500 strings of 5), seeded by (generator, seed, example index): every prompt variant of
+an example, and both tasks of a mirror pair, see the same demonstration inputs.
+
+Variants. The authors': retrieval `simple_rule`, `math_rule`, `simple_rule_explained`,
+`math_rule_explained` (one drawn demonstration becomes the worked example: the explained variants
+show it, the others leave it out, as their code does); copying `bare`, `obey`, `hint_examples`
+(the authors call it `hint`). Ours, kept under their names: retrieval `bare`, `rule`, `formal`,
+`example`; copying `rule`, `hint`. Fixed against the authors' text (SPEC section 7): no stray
+raw-string text or literal backslash-n in the math rules, the worked example counts the query's
+occurrences (theirs always said 0), no stray indentation. Chat models get the authors' system and
+format prompts; retrieval in their context/query layout, with the demonstrations also in
+`simple_rule_explained` (their chat version dropped them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..tasks import LengthBin, Task
 from ..tasks.generate import encode, generate_inputs, target_of
 
-RETRIEVAL_VARIANTS = ("bare", "rule", "formal", "example")
-COPY_VARIANTS = ("bare", "rule", "hint")
+RETRIEVAL_VARIANTS = ("bare", "rule", "formal", "example", "simple_rule", "math_rule", "simple_rule_explained",
+                      "math_rule_explained")
+COPY_VARIANTS = ("bare", "rule", "hint", "obey", "hint_examples")
+EXPLAINED = ("simple_rule_explained", "math_rule_explained")
+AUTHORS_VARIANTS = ("simple_rule", "math_rule", "simple_rule_explained", "math_rule_explained", "obey",
+                    "hint_examples")
+SEPARATORS = {"space": " ", "none": ""}
+
+# Demonstration pools: (context length, size) per generator, as the authors' pool files.
+POOLS = {"unique_retrieval": (5, 100), "nonunique_retrieval": (6, 1500), "unique_copy": (5, 1500),
+         "nonunique_copy": (5, 1500)}
 
 
 def variants_for(task: Task) -> tuple[str, ...]:
     return RETRIEVAL_VARIANTS if task.family == "retrieval" else COPY_VARIANTS
 
 
+# -- the authors' rule texts (retrieval/prompt_constants.py, copying/prompt_completion.py) --------
+RULE_SIMPLE = {
+    "UL": "The answer is the token immediately to the left of the single instance of the query token.",
+    "UR": "The answer is the token immediately to the right of the single instance of the query token.",
+    "NLLast": "When the query appears multiple times, the answer is the token just to the left of its last appearance.",
+    "NRLast": "When the query appears multiple times, the answer is the token just to the right of its last appearance.",
+    "NLFirst": "When the query appears multiple times, the answer is the token just to the left of its first appearance.",
+    "NRFirst": "When the query appears multiple times, the answer is the token just to the right of its first "
+               "appearance.",
+    "UF": "The output is exactly the same sequence as the input.",
+    "NF": "The output is exactly the same sequence as the input.",
+    "UB": "The output is the input sequence written in reverse order.",
+    "NB": "The output is the input sequence written in reverse order.",
+}
+RULE_MATH = {
+    "UL": "$t = 1$ and $x_{n+1} = x_{q_1-1}$", "UR": "$t = 1$ and $x_{n+1} = x_{q_1+1}$",
+    "NLLast": "$t > 1$ and $x_{n+1} = x_{q_t-1}$", "NRLast": "$t > 1$ and $x_{n+1} = x_{q_t+1}$",
+    "NLFirst": "$t > 1$ and $x_{n+1} = x_{q_1-1}$", "NRFirst": "$t > 1$ and $x_{n+1} = x_{q_1+1}$",
+}
+RULE_HINT = {"forward": "in every example the output repeats the input unchanged.",
+             "backward": "in every example the output is the input read backwards."}
+MATH_PREAMBLE = ("Let $X = x_1 \\ldots x_n$ with $n \\ge 4$ and $x_i \\in \\Sigma$ (token vocabulary). "
+                 "The final token $x_n$ is the query token $q$.\n"
+                 "In the context $x_1 \\ldots x_{{n-1}}$, $q$ appears $t$ times at indices $q_1, \\ldots, q_t$ "
+                 "($1 \\le q_1 \\le q_t \\le n-1$).\n\n")
+SIMPLE_PREAMBLE = ("Each line is written as ‘context|query: target’. The vertical bar ‘|’ separates the context "
+                   "from the query token.\n")
+TEMPLATES = {
+    "simple_rule": SIMPLE_PREAMBLE + "All strings below follow this rule: {rule_simple}\n\n{examples}",
+    "math_rule": MATH_PREAMBLE + "Continuation token $x_{{n+1}}$ is defined by: {rule_math}\n\nExamples:\n{examples}",
+    "simple_rule_explained": ("Each line is written as context|query: target. The vertical bar | marks the query token.\n"
+                              "All strings below follow this rule:\n{rule_simple}\n\nWorked example\n{explanation}\n\n"
+                              "Now continue the sequence (fill in the targets):\n\n{examples}"),
+    "math_rule_explained": (MATH_PREAMBLE + "Continuation token $x_{{n+1}}$ is defined by:\n{rule_math}\n\n"
+                            "Example - \n{explanation}\n\nStrings:\n\n{examples}"),
+    "obey": ("Here are some samples of the format <bos> input : output <eos> where the rule being followed is - "
+             "{rule_simple}\n\n{examples}"),
+    "hint_examples": "Here are some examples where {rule_hint}\n\n{examples}",
+}
+SYSTEM_PROMPT = ("You are a very careful and precise assistant. You always follow the instructions without caring "
+                 "about what the task and how it is formulated. You always solve tasks yourself. You never generate code.")
+FORMAT_PROMPT = {"retrieval": ("Put the final answer between <target> and </target> tags. "
+                               "Start your response with the answer first and only then explain if needed."),
+                 "copying": ("Put the answer between <target> and </target> tags. "
+                             "Start your response with the answer and no explanation is needed for this simple task.")}
+CHAT_RETRIEVAL = {
+    "simple_rule": SIMPLE_PREAMBLE + "All strings below follow this rule: {rule_simple}\n\n{examples}\n\n"
+                   "Based on the examples, what is the answer to the following context|query?\n{query}",
+    "simple_rule_explained": SIMPLE_PREAMBLE + "All strings below follow this rule:\n{rule_simple}\n\n"
+                             "Worked example:\n{explanation}\n\n{examples}\n\n"
+                             "Based on the examples, what is the answer to the following context|query?\n{query}",
+}
+# Ours: the instruction a chat model gets after any prompt that has no chat form of the authors'.
+CHAT_INSTRUCTION = "Continue the pattern for the last line. Give only the answer, between <target> and </target>."
+
+
+# -- our variants --------------------------------------------------------------------------------
 def _rule(task: Task) -> str:
     if task.family == "copying":
         order = "in the same order" if task.induction else "in reverse order"
@@ -42,52 +126,135 @@ def _formal(task: Task) -> str:
 HINT = "Hint: look back at the input to find which symbol comes next."
 
 
+# -- examples and their lines --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Example:
+    """One task instance as symbol indices (chars encoding)."""
+
+    context: tuple[int, ...]
+    query: int  # -1 for copying
+    target: tuple[int, ...]
+
+    @classmethod
+    def of(cls, task: Task, context, query, occurrences=None) -> Example:
+        occurrences = [i for i, s in enumerate(context) if s == query] if occurrences is None else occurrences
+        return cls(tuple(context), int(query), tuple(target_of(task, list(context), occurrences)[0]))
+
+
 @dataclass
 class Prompt:
+    """What a model is shown and what a correct model answers.
+
+    text: the completion text, or the user message of a chat model (with `system`);
+    answer: the target symbols as one string (the authors' scoring compares against it);
+    answer_line: the answer written in the prompt's own format (the strict scoring);
+    continuation: what a correct model emits next, as (text, is_symbol) segments: a symbol's
+    segment carries the separator before it, so each is tokenized as it would stand in the text."""
+
     text: str
-    answer: str  # the expected continuation's content (the answer without format tokens)
+    answer: str
+    answer_line: str
+    continuation: list[tuple[str, bool]]
+    separator: str
+    system: str | None = None
+    demonstrations: int = 0
+    chat: bool = field(default=False)
 
 
-def _line(task: Task, context: list[int], query: int, target: list[int], with_answer: bool) -> str:
-    spaced = " ".join(encode(context, "chars"))
-    if task.family == "retrieval":
-        head = f"{spaced} | {encode([query], 'chars')}:"
-        return f"{head} {encode(target, 'chars')}" if with_answer else head
-    head = f"<bos> {spaced} :"
-    return f"{head} {' '.join(encode(target, 'chars'))} <eos>" if with_answer else head
+def _symbols(symbols, separator: str) -> str:
+    return separator.join(encode(list(symbols), "chars"))
 
 
-def demonstrations(task: Task, settings: dict, seed: int, variant: str, count: int = 5):
-    lengths = LengthBin(5, 6) if task.family == "retrieval" else LengthBin(5, 5)
-    for context, query, occurrences in generate_inputs(task, "chars", settings, lengths, count, seed,
-                                                       stream=f"demonstrations/{variant}"):
-        target, _ = target_of(task, context, occurrences)
-        yield context, query, target
+def retrieval_line(example: Example, separator: str, with_answer: bool) -> str:
+    """`` L D J V S | V: S`` (separator " "), ``LDJVS|V: S`` (no separator)."""
+    head = f"{separator}{_symbols(example.context, separator)}{separator}|{separator}{encode([example.query], 'chars')}:"
+    return f"{head} {_symbols(example.target, separator)}" if with_answer else head
 
 
-def build_prompt(task: Task, settings: dict, seed: int, variant: str, context: list[int], query: int,
-                 target: list[int], shots: int = 5) -> Prompt:
-    """The completion-model prompt for one test example."""
+def copy_line(example: Example, separator: str, with_answer: bool) -> str:
+    head = f"<bos> {_symbols(example.context, separator)} :"
+    return f"{head} {_symbols(example.target, separator)} <eos>" if with_answer else head
+
+
+def chat_retrieval_line(example: Example, separator: str, with_answer: bool) -> str:
+    head = f"context: {_symbols(example.context, separator)}\nquery: {encode([example.query], 'chars')}"
+    return f"{head}\n<target>{_symbols(example.target, separator)}</target>" if with_answer else head
+
+
+def explanation(task: Task, example: Example, separator: str, line) -> str:
+    """The worked example (the authors' wording; the occurrence count is right, theirs always said 0)."""
+    query = encode([example.query], "chars")
+    return (f"{line(example, separator, True)}\n"
+            f"• query token = “{query}” (everything after “|”)\n"
+            f"• it occurs {example.context.count(example.query)} time(s) in the context\n"
+            f"• according to the rule → answer = “{_symbols(example.target, separator)}”")
+
+
+# -- demonstration pools -------------------------------------------------------------------------
+def demonstration_pool(task: Task, settings: dict, seed: int) -> list[tuple]:
+    """The generator's pool of short examples: (context, query, occurrences), shared by every task
+    of the generator."""
+    length, size = POOLS[task.generator]
+    return [(tuple(c), q, o) for c, q, o in generate_inputs(task, "chars", settings, LengthBin(length, length), size,
+                                                             seed, stream="demonstration-pool")]
+
+
+def draw_demonstrations(task: Task, pool: list[tuple], seed: int, index: int, test: Example,
+                        count: int) -> list[Example]:
+    """`count` pool examples for test example `index`, never the test example itself."""
+    rng = np.random.default_rng([seed, zlib.crc32(task.generator.encode()), index, zlib.crc32(b"demonstrations")])
+    allowed = [p for p in pool if (p[0], p[1]) != (test.context, test.query)]
+    chosen = rng.choice(len(allowed), size=min(count, len(allowed)), replace=False)
+    return [Example.of(task, *allowed[int(i)]) for i in np.sort(chosen)]
+
+
+# -- prompts -------------------------------------------------------------------------------------
+def _continuation(task: Task, example: Example, separator: str, chat: bool) -> list[tuple[str, bool]]:
+    symbols = encode(list(example.target), "chars")
+    if chat:
+        return [("<target>", False), *((separator * (i > 0) + s, True) for i, s in enumerate(symbols)),
+                ("</target>", False)]
+    segments = [(" " + symbols[0], True)] + [(separator + s, True) for s in symbols[1:]]
+    return segments + ([(" <eos>", False)] if task.family == "copying" else [])
+
+
+def build_prompt(task: Task, variant: str, example: Example, demonstrations: list[Example], separator: str = " ",
+                 chat: bool = False) -> Prompt:
+    """The prompt of one test example. `demonstrations`: the drawn pool examples; with the authors'
+    retrieval variants the first is the worked example (shown only by the explained variants)."""
     if variant not in variants_for(task):
         raise ValueError(f"unknown prompt variant {variant!r} for {task.name}; known: {', '.join(variants_for(task))}")
-    separator = "\n\n" if task.family == "retrieval" else "\n"
-    lines = [_line(task, c, q, t, True) for c, q, t in demonstrations(task, settings, seed, variant, shots)]
-    preamble = {"rule": _rule(task), "formal": _formal(task), "hint": f"{_rule(task)} {HINT}"}.get(variant)
-    if variant == "example":
-        c, q, t = next(demonstrations(task, settings, seed, "worked-example", 1))
-        where = target_of(task, c, [i for i, s in enumerate(c) if s == q])[1]
-        preamble = (f"Worked example: in \"{_line(task, c, q, t, False)}\" the query {encode([q], 'chars')} "
-                    f"is at position {where + 1}, so the answer is {encode(t, 'chars')}.")
-    body = separator.join(lines + [_line(task, context, query, target, False)])
-    text = f"{preamble}\n\n{body}" if preamble else body
-    answer = encode(target, "chars") if task.family == "retrieval" else " ".join(encode(target, "chars"))
-    return Prompt(text, answer)
-
-
-def parse_answer(task: Task, completion: str) -> str:
-    """The answer a completion gives, normalised like `Prompt.answer`."""
-    text = completion.strip()
-    if task.family == "retrieval":
-        return text.split()[0] if text else ""
-    text = text.split("<eos>")[0].split("\n")[0]
-    return " ".join(text.split())
+    worked = None
+    if task.family == "retrieval" and variant in AUTHORS_VARIANTS:
+        worked, demonstrations = demonstrations[0], demonstrations[1:]
+    chat_layout = chat and task.family == "retrieval" and variant in CHAT_RETRIEVAL
+    line = chat_retrieval_line if chat_layout else retrieval_line if task.family == "retrieval" else copy_line
+    shown = [line(d, separator, True) for d in demonstrations]
+    test = line(example, separator, False)
+    joiner = "\n\n" if task.family == "retrieval" else "\n"
+    fields = {"rule_simple": RULE_SIMPLE[task.name], "rule_math": RULE_MATH.get(task.name, ""),
+              "rule_hint": RULE_HINT[task.direction] if task.family == "copying" else "",
+              "explanation": explanation(task, worked, separator, line) if worked else ""}
+    if chat_layout:
+        text = CHAT_RETRIEVAL[variant].format(examples=joiner.join(shown), query=test, **fields)
+    elif variant in TEMPLATES:
+        text = TEMPLATES[variant].format(examples=joiner.join(shown + [test]), **fields)
+    else:
+        preamble = {"rule": _rule(task), "formal": _formal(task), "hint": f"{_rule(task)} {HINT}"}.get(variant)
+        if variant == "example":
+            where = [i for i, s in enumerate(demonstrations[0].context) if s == demonstrations[0].query]
+            position = target_of(task, list(demonstrations[0].context), where)[1]
+            preamble = (f"Worked example: in \"{line(demonstrations[0], separator, False)}\" the query "
+                        f"{encode([demonstrations[0].query], 'chars')} is at position {position + 1}, so the answer is "
+                        f"{_symbols(demonstrations[0].target, separator)}.")
+        body = joiner.join(shown + [test])
+        text = f"{preamble}\n\n{body}" if preamble else body
+    system = None
+    if chat:
+        system = SYSTEM_PROMPT
+        instruction = FORMAT_PROMPT[task.family] if (chat_layout or variant in TEMPLATES) else CHAT_INSTRUCTION
+        text = f"{text}\n\n{instruction}"
+    answer = encode(list(example.target), "chars")
+    return Prompt(text=text, answer=answer, answer_line=_symbols(example.target, separator),
+                  continuation=_continuation(task, example, separator, chat), separator=separator, system=system,
+                  demonstrations=len(demonstrations) + (worked is not None and variant in EXPLAINED), chat=chat)

@@ -27,6 +27,9 @@ class ModelEntry:
     dtype: str
     device: str  # "auto": CUDA when present, else CPU
     trust_remote_code: bool
+    gpus: int  # GPUs one job of this model asks for; more than one: placed across them by accelerate
+    max_memory: dict | None  # per-device memory cap for that placement, e.g. {"0": "70GiB", "cpu": "200GiB"}
+    separator: str  # in-context symbol separator: "auto", "space", "none"
 
     @classmethod
     def from_config(cls, name: str, entry: dict, search: tuple[str | Path, ...] = (".",)) -> ModelEntry:
@@ -89,8 +92,18 @@ def load_tokenizer(entry: ModelEntry):
                                                                  trust_remote_code=entry.trust_remote_code))
 
 
-def load_model(entry: ModelEntry, check: bool = True):
-    """The model on the entry's device, in eval mode (`check=False` when the caller just checked)."""
+def spread(entry: ModelEntry) -> bool:
+    """Whether the model is placed across devices (several GPUs, or a memory cap that offloads)
+    instead of moved whole to one."""
+    return entry.gpus > 1 or entry.max_memory is not None
+
+
+def load_model(entry: ModelEntry, check: bool = True, offload_folder: str | None = None):
+    """The model in eval mode: on the entry's device, or, for an entry with several GPUs or a memory
+    cap, placed layer by layer by accelerate (`device_map="auto"`, spilling to the CPU and then to
+    `offload_folder` past `max_memory`). `check=False` when the caller just checked availability."""
+    import tempfile
+
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -99,9 +112,13 @@ def load_model(entry: ModelEntry, check: bool = True):
     if check:
         check_available(entry)
     dtype = entry.dtype if entry.dtype == "auto" else getattr(torch, entry.dtype)
-    model = _loading(entry, lambda: AutoModelForCausalLM.from_pretrained(
-        entry.path, revision=entry.revision, dtype=dtype, trust_remote_code=entry.trust_remote_code))
-    return model.to(pick_device(entry.device)).eval()
+    options = dict(revision=entry.revision, dtype=dtype, trust_remote_code=entry.trust_remote_code)
+    if spread(entry):
+        memory = {int(k) if str(k).isdigit() else k: v for k, v in (entry.max_memory or {}).items()}
+        options.update(device_map="auto", max_memory=memory or None,
+                       offload_folder=offload_folder or tempfile.mkdtemp(prefix="lengthgen-offload-"))
+    model = _loading(entry, lambda: AutoModelForCausalLM.from_pretrained(entry.path, **options))
+    return (model if spread(entry) else model.to(pick_device(entry.device))).eval()
 
 
 def load(entry: ModelEntry):

@@ -29,6 +29,10 @@ def comparison_rows(scratch: pl.DataFrame, icl: pl.DataFrame, finetune: pl.DataF
         _longest(scratch).select("task", pl.lit("from scratch").alias("experiment"), "system", "bin", "accuracy"),
         _longest(icl.filter(pl.col("variant") == "all")).select(
             "task", pl.lit("in context").alias("experiment"), pl.col("model").alias("system"), "bin", "accuracy"),
+        # Beside exact match, the measure that sees a model too small to answer greedily.
+        _longest(icl.filter(pl.col("variant") == "all")).select(
+            "task", pl.lit("in context, teacher-forced").alias("experiment"), pl.col("model").alias("system"), "bin",
+            pl.col("tf_symbol_accuracy").alias("accuracy")),
         _longest(finetune).select("task", pl.lit("fine-tuned").alias("experiment"), "system", "bin", "accuracy"),
     ]
     rows = pl.concat(parts)
@@ -59,8 +63,9 @@ def comparison_markdown(rows: pl.DataFrame, provenance: dict) -> str:
     legend = "; ".join(f"{e} {f} {c}" for e, f, c in lengths.rows())
     return ("# From scratch vs in context vs fine-tuned, per mirror pair\n\n"
             "Each cell: left/backward accuracy / right/forward accuracy (right minus left) on the\n"
-            "experiment's longest length. Theory: expressible pairs (yes) close the gap once trained\n"
-            "(from scratch, fine-tuned); in context an induction bias favours the right/forward task.\n\n"
+            "experiment's longest length (in context, teacher-forced: the share of target symbols the model\n"
+            "ranks first, given the right answer so far). Theory: expressible pairs (yes) close the gap once\n"
+            "trained (from scratch, fine-tuned); in context an induction bias favours the right/forward task.\n\n"
             + to_markdown(pl.DataFrame(table)) + f"\nLengths: {legend}.\n\n"
             f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
 

@@ -77,7 +77,10 @@ def accuracy_by_bin(table: pl.DataFrame, title: str):
     return _family_panels(table, title, "length bin (first = in distribution)", draw)
 
 
-def mirror_bars(table: pl.DataFrame):
+MEASURE_LABELS = {"accuracy": "exact match", "tf_symbol_accuracy": "teacher-forced symbol accuracy"}
+
+
+def mirror_bars(table: pl.DataFrame, measure: str = "accuracy"):
     """In context: per model and length, each mirror pair as two bars (left, right); bar = mean over
     seeds and prompt variants, error bar = std over seeds."""
     overall = table.filter(pl.col("variant") == "all")
@@ -94,8 +97,8 @@ def mirror_bars(table: pl.DataFrame):
             for i, (left, right) in enumerate(pairs):
                 for offset, task, colour in ((-0.2, left, LEFT), (0.2, right, RIGHT)):
                     r = values[task]
-                    ax.bar(i + offset, r["accuracy"], width=0.4, color=colour,
-                           yerr=r["accuracy_std_over_seeds"] or 0.0, capsize=2,
+                    ax.bar(i + offset, r[measure], width=0.4, color=colour,
+                           yerr=r[f"{measure}_std_over_seeds"] or 0.0, capsize=2,
                            hatch=None if get_task(task).expressible else "//", label=None)
             ax.set_xticks(range(len(pairs)), [f"{left}/{right}" for left, right in pairs], fontsize=7, rotation=30)
             ax.set_ylim(0, 1.05)
@@ -103,7 +106,8 @@ def mirror_bars(table: pl.DataFrame):
     axes[0][0].bar([], [], color=LEFT, label="left / backward")
     axes[0][0].bar([], [], color=RIGHT, label="right / forward")
     axes[0][0].legend(fontsize=7)
-    figure.suptitle("In context: mirror pairs (bar = mean, error bar = std over seeds; hatched = not C-RASP[pos])")
+    figure.suptitle(f"In context, {MEASURE_LABELS[measure]}: mirror pairs (bar = mean, error bar = std over seeds; "
+                    "hatched = not C-RASP[pos])")
     figure.tight_layout()
     return figure
 
