@@ -25,7 +25,7 @@ import torch
 from lengthgen.config import train_settings
 from lengthgen.engine.loop import train
 from lengthgen.engine.run import TrainingRun
-from lengthgen.engine.sequences import TrainingStream
+from lengthgen.engine.sequences import SCRATCH_LAYOUT, TrainingStream
 from lengthgen.models.builders import build_model
 from lengthgen.models.positions import uses_absolute_positions
 from lengthgen.models.vocab import vocab_size
@@ -39,13 +39,13 @@ GRID_RUNS = 10 * 2 * 3
 
 def make_run(pe: str, seed: int, size: str, precision: str, steps: int, device, compile_model=False, live=False):
     """One paper-size UF run; batches pre-built (the model alone is measured) unless `live`."""
-    positions = UF.sequence_length(150)
+    positions = SCRATCH_LAYOUT.sequence_length(UF, 150)
     model = build_model(pe, vocab_size(150), positions, seed=seed, **SIZES[size])
     stream = TrainingStream(UF, {"alphabet_size": 150}, LengthBin(1, 50), 64, seed,
                             positions if uses_absolute_positions(model) else None)
     data = [] if live else [stream(s) for s in range(min(steps, 50))]
     settings = train_settings(lr=1e-4, batch_size=64, max_steps=steps, eval_every=10**9, checkpoint_every=10**9,
-                              stop_at_accuracy=None, precision=precision)
+                              early_stop=False, precision=precision)
     batch_for = stream if live else (lambda s: data[s % len(data)])
     run = TrainingRun(model, settings, batch_for, lambda m: 0.0, None, {}, device=device)
     if compile_model:

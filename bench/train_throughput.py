@@ -18,7 +18,7 @@ import torch
 from lengthgen.config import train_settings
 from lengthgen.engine.loop import train
 from lengthgen.engine.run import TrainingRun
-from lengthgen.engine.sequences import TrainingStream
+from lengthgen.engine.sequences import SCRATCH_LAYOUT, TrainingStream
 from lengthgen.models.builders import build_model
 from lengthgen.models.vocab import vocab_size
 from lengthgen.runtime import configure
@@ -37,7 +37,7 @@ def fresh_model(args, positions):
 
 def time_engine(args, data, positions, runs: int = 1, stack: bool = False) -> float:
     settings = train_settings(lr=1e-3, weight_decay=0.01, batch_size=args.batch_size, max_steps=len(data),
-                              eval_every=10**9, checkpoint_every=10**9, stop_at_accuracy=None)
+                              eval_every=10**9, checkpoint_every=10**9, early_stop=False)
     models = [fresh_model(args, positions) for _ in range(runs)]
     training = [TrainingRun(model, settings, lambda step: data[step], lambda m: 0.0, None, fingerprint={},
                             device=torch.device("cpu")) for model in models]
@@ -84,7 +84,7 @@ def main():
     parser.add_argument("--runs", type=int, default=4, help="K for interleaved versus stacked runs")
     args = parser.parse_args()
     configure(args.threads)
-    positions = get_task("UF").sequence_length(40)
+    positions = SCRATCH_LAYOUT.sequence_length(get_task("UF"), 40)
     data = batches("UF", args.steps, args.batch_size, positions)
     tokens = sum(int(b["input_ids"].numel()) for b in data)
     time_engine(args, data[:10], positions)  # warm both code paths once

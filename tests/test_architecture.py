@@ -80,12 +80,12 @@ def test_lower_layers_never_import_the_experiments():
 
 def test_train_settings_have_no_defaults_of_their_own_and_refuse_unknown_keys():
     block = validate_config({}, check_availability=False)["finetune"]["training"]
-    settings = TrainSettings.from_config(block, stop_at_accuracy=1.0, keep="best")
+    settings = TrainSettings.from_config(block, keep="best")
     assert settings.lr == 1e-5 and settings.eval_examples == 500  # the schema's values
     with pytest.raises(ValueError, match=r"unknown \['eval_sise'\]"):
-        TrainSettings.from_config({**block, "eval_sise": 3}, stop_at_accuracy=1.0, keep="best")
+        TrainSettings.from_config({**block, "eval_sise": 3}, keep="best")
     with pytest.raises(ValueError, match=r"missing \['lr'\]"):
-        TrainSettings.from_config({k: v for k, v in block.items() if k != "lr"}, stop_at_accuracy=1.0, keep="best")
+        TrainSettings.from_config({k: v for k, v in block.items() if k != "lr"}, keep="best")
     with pytest.raises(TypeError):
         TrainSettings()  # no defaults to fall back on
 

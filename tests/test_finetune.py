@@ -19,7 +19,8 @@ TOKENIZER = build_char_tokenizer()
 
 def test_every_symbol_must_be_one_token():
     layout = tokenizer_layout(TOKENIZER, 62)
-    assert layout.to_id(0) == TOKENIZER.convert_tokens_to_ids("A") and layout.sep == TOKENIZER.convert_tokens_to_ids(":")
+    assert layout.to_id(0) == TOKENIZER.convert_tokens_to_ids("A")
+    assert layout.after_context["retrieval"] == (TOKENIZER.convert_tokens_to_ids(":"),)
     small = build_char_tokenizer("ABC:")
     with pytest.raises(ValueError, match=r"the tokenizer of 'gpt-x' has no single token for 'D'"):
         tokenizer_layout(small, 5, model_name="'gpt-x'")
@@ -31,7 +32,7 @@ def test_labels_follow_the_models_own_shift(tmp_path):
     section = finetune_section(tmp_path)
     model = AutoModelForCausalLM.from_pretrained(section["model_path"]).eval()
     layout = tokenizer_layout(TOKENIZER, 52)
-    example = encode_example([0, 1, 2], None, [2, 1, 0], layout)  # UB: A B C -> C B A
+    example = encode_example(get_task("UB"), [0, 1, 2], None, [2, 1, 0], layout)  # UB: A B C -> C B A
     assert TOKENIZER.decode(example.ids[example.answer_start:-1]) == "CBA"
     batch = collate([example], pad_id=layout.pad)
     labels = batch["labels"][0].tolist()
@@ -58,8 +59,8 @@ def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
     assert AutoTokenizer.from_pretrained(tmp_path / "ft").convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
     pq.write_table(make_dataset(get_task("UB"), "chars", {"alphabet_size": 52}, LengthBin(9, 9), 6, 0),
                    tmp_path / "d.parquet")
-    frame = evaluate_finetuned(tmp_path / "ft", tmp_path / "d.parquet", alphabet_size=52, batch_size=256,
-                               precision="fp32")
+    frame = evaluate_finetuned(tmp_path / "ft", get_task("UB"), {"9": tmp_path / "d.parquet"}, {"alphabet_size": 52},
+                               "lengthgen", batch_size=256, precision="fp32")
     assert frame.height == 6 and frame.get_column("length").to_list() == [9] * 6
     assert all(-1 <= s < 52 for row in frame.get_column("teacher_forced_prediction") for s in row)
 

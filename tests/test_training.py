@@ -21,7 +21,9 @@ SECTION = {
     "model": {"layers": 1, "heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
     "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 120, "eval_every": 20,
                  "warmup_steps": 5, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10,
-                 "eval_examples": 32, "eval_batch_size": 64, "length_buckets": 1},
+                 "eval_examples": 32, "eval_batch_size": 64, "length_buckets": 1, "warmup_ratio": None,
+                 "max_grad_norm": 1.0, "early_stop": True},
+    "eos": {"train": True, "score": False},
 }
 JOB = """
 import json, sys, torch
@@ -62,7 +64,8 @@ def finetune_section(tmp_path) -> dict:
     section = {k: v for k, v in SECTION.items() if k != "model"}
     # Length buckets here, one batch in the scratch variant: the resume test covers both step paths.
     section["training"] = {**section["training"], "length_buckets": 2}
-    return {**section, "model_path": str(tmp_path / "pretrained"), "data": {"alphabet_size": 52, "pool_fraction": None}}
+    return {**section, "model_path": str(tmp_path / "pretrained"), "data": {"alphabet_size": 52, "pool_fraction": None},
+            "format": "lengthgen", "train_examples": None}
 
 
 def weights(path):
@@ -71,7 +74,7 @@ def weights(path):
 
 
 def test_labels_sit_on_the_answer_and_the_model_shifts_them():
-    example = encode_example([0, 1, 2], 1, [2])
+    example = encode_example(get_task("UR"), [0, 1, 2], 1, [2])
     assert example.ids == [BOS, symbol_id(0), symbol_id(1), symbol_id(2), SEP, symbol_id(1), symbol_id(2), EOS]
     batch = collate([example])
     assert batch["labels"].tolist() == [[IGNORE] * 6 + [symbol_id(2), EOS]]
@@ -86,7 +89,8 @@ def test_labels_sit_on_the_answer_and_the_model_shifts_them():
 
 
 def test_position_offsets_shift_position_ids_and_stay_in_the_table():
-    a, b = encode_example([0, 1], None, [0, 1]), encode_example([0, 1, 2, 3], None, [0, 1, 2, 3])
+    uf = get_task("UF")
+    a, b = encode_example(uf, [0, 1], None, [0, 1]), encode_example(uf, [0, 1, 2, 3], None, [0, 1, 2, 3])
     batch = collate([a, b], offsets=[3, 0], max_position=11)
     assert batch["position_ids"][0].tolist() == [3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10]  # padding clamped
     assert batch["position_ids"][1].tolist() == list(range(11))
@@ -188,12 +192,17 @@ def test_relative_and_no_position_models_need_no_test_length(tmp_path, pe):
 
     section = json.loads(json.dumps(SECTION))
     section.update(max_length=None)
+    if pe == "rope":
+        section["model"].update(rope_theta=500, rope_scaling=64)
     section["training"]["max_steps"] = 3
     section["data"] = {"alphabet_size": 5}
     train_scratch_model(get_task("UR"), pe, 0, section, tmp_path / "m", None, progress=False)
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
-    assert model.config.model_type == "smollm3"
-    assert model.config.no_rope_layers == ([1] if pe == "rope" else [0])
+    if pe == "rope":  # the authors' RoPE model: a stock Llama, rope base 500, linear scaling by 64
+        assert model.config.model_type == "llama"
+        assert model.config.rope_parameters == {"rope_type": "linear", "factor": 64.0, "rope_theta": 500.0}
+    else:
+        assert model.config.model_type == "smollm3" and model.config.no_rope_layers == [0]
 
 
 def test_position_table_too_small_is_an_error(tmp_path):
@@ -203,3 +212,19 @@ def test_position_table_too_small_is_an_error(tmp_path):
     section["model"]["max_positions"] = 8
     with pytest.raises(ValueError, match="max_positions 8 is shorter than the longest sequence"):
         train_scratch_model(get_task("NF"), "ape", 0, section, tmp_path / "m", None, progress=False)
+
+
+def test_gradients_are_clipped_to_max_grad_norm():
+    from lengthgen.engine.run import TrainingRun
+
+    batch = copy_batch()
+    norms = {}
+    for clip in (None, 1e-3):
+        model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+        run = TrainingRun(model, train_settings(lr=0.0, max_steps=5, eval_every=100, max_grad_norm=clip),
+                          lambda step: batch, lambda m: 0.0, None, {}, device=torch.device("cpu"))
+        run.optimizer.step = lambda: None  # keep the gradient to measure it
+        run.optimizer.zero_grad = lambda set_to_none=True: None
+        run.step()
+        norms[clip] = float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]))
+    assert norms[None] > 1e-2 and norms[1e-3] == pytest.approx(1e-3, rel=1e-3)

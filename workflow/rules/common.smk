@@ -4,7 +4,7 @@
 import sys
 from pathlib import Path
 
-from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, scratch_bins,
+from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, per_family, scratch_bins,
                               scratch_family_settings, scratch_lengths, validate_config)
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
@@ -41,7 +41,7 @@ TASKS = {name: get_task(name) for name in config["tasks"]}
 
 
 wildcard_constraints:
-    encoding="tokens|chars",
+    encoding="tokens|chars|finetune",
     task="|".join(TASK_NAMES),
     family="|".join(FAMILIES),
     bin=r"\d+(-\d+)?",
@@ -136,7 +136,7 @@ def data_files():
             if config["icl"]["models"]:
                 files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
             if config["finetune"]["models"]:
-                files += [data_path("chars", name, b, seed) for b in finetune_bins(config["finetune"])[task.family]]
+                files += [data_path("finetune", name, b, seed) for b in finetune_bins(config["finetune"])[task.family]]
     return list(dict.fromkeys(files))
 
 
@@ -146,6 +146,15 @@ SCRATCH = f"{RESULTS}/scratch/{{task}}/{{pe}}/seed{{seed}}"
 
 def scratch_enabled():
     return config["scratch"]["enabled"]
+
+
+# Model settings that only one positional encoding reads.
+PE_ONLY = {"max_positions": "ape", "rope_theta": "rope", "rope_scaling": "rope"}
+
+
+def scratch_eos(task):
+    return {"train": per_family(config["scratch"]["train_on_eos"], task.family),
+            "score": per_family(config["scratch"]["score_eos"], task.family)}
 
 
 def scratch_train_params(wildcards):
@@ -160,8 +169,9 @@ def scratch_train_params(wildcards):
         "train_lengths": scratch_lengths(section, task.family)[0],
         # Only learned absolute positions depend on the longest test length (table size, offsets).
         "max_length": longest if wildcards.pe == "ape" else None,
-        "model": {k: v for k, v in settings["model"].items() if wildcards.pe == "ape" or k != "max_positions"},
+        "model": {k: v for k, v in settings["model"].items() if PE_ONLY.get(k, wildcards.pe) == wildcards.pe},
         "training": training,
+        "eos": scratch_eos(task),
     }
 
 
@@ -169,8 +179,8 @@ def scratch_train_cost(wildcards):
     """Expected work of a training job (layers x longest training sequence x steps), as its
     scheduling priority: the longest jobs start first, so the short ones (and the evaluations
     after them) fill the cores at the end instead of one long job running alone."""
-    settings = scratch_train_params(wildcards)
-    width = task_of(wildcards).sequence_length(LengthBin.parse(settings["train_lengths"]).high)
+    settings, task = scratch_train_params(wildcards), task_of(wildcards)
+    width = LengthBin.parse(settings["train_lengths"]).high * (2 if task.family == "copying" else 1)
     return settings["model"]["layers"] * width * settings["training"]["max_steps"] / 1e6
 
 
@@ -178,7 +188,8 @@ def scratch_eval_params(wildcards):
     task = task_of(wildcards)
     training = scratch_family_settings(config["scratch"], task.family)["training"]
     return {"greedy": config["scratch"]["greedy"], "batch_size": training["eval_batch_size"],
-            "precision": training["precision"], "bins": scratch_bins(config["scratch"])[task.family]}
+            "precision": training["precision"], "bins": scratch_bins(config["scratch"])[task.family],
+            "eos": scratch_eos(task)}
 
 
 def scratch_eval_data(wildcards):
@@ -254,21 +265,32 @@ def comparison_enabled():
     return finetune_enabled() and scratch_enabled() and icl_enabled()
 
 
+def finetune_training(section):
+    """The engine settings; with `epochs` over a fixed training set, the steps those epochs take."""
+    training = dict(section["training"])
+    if section["epochs"] and section["train_examples"]:
+        batches = -(-section["train_examples"] // training["batch_size"])
+        training["max_steps"] = section["epochs"] * batches
+    return training
+
+
 def finetune_train_params(wildcards):
     """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
     section, task = config["finetune"], task_of(wildcards)
     return {
         "model": config["models"][wildcards.model],
-        "data": config["data"]["chars"][task.generator],
+        "data": config["data"]["finetune"][task.generator],
+        "format": section["format"],
         "train_lengths": str(section["train_lengths"][task.family]),
         "max_length": max(LengthBin.parse(b).high for b in finetune_bins(section)[task.family]),
-        "training": section["training"],
+        "train_examples": section["train_examples"],
+        "training": finetune_training(section),
     }
 
 
 def finetune_eval_params(wildcards):
     task = task_of(wildcards)
-    return {"alphabet_size": config["data"]["chars"][task.generator]["alphabet_size"],
+    return {"data": config["data"]["finetune"][task.generator], "format": config["finetune"]["format"],
             "batch_size": config["finetune"]["training"]["eval_batch_size"],
             "precision": config["finetune"]["training"]["precision"],
             "bins": finetune_bins(config["finetune"])[task.family]}
@@ -276,7 +298,7 @@ def finetune_eval_params(wildcards):
 
 def finetune_eval_data(wildcards):
     bins = finetune_bins(config["finetune"])[task_of(wildcards).family]
-    return [data_path("chars", wildcards.task, b, wildcards.seed) for b in bins]
+    return [data_path("finetune", wildcards.task, b, wildcards.seed) for b in bins]
 
 
 def finetune_evals():

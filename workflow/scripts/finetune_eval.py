@@ -5,11 +5,12 @@ from lengthgen.finetune.train import evaluate_finetuned
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
 from lengthgen.runtime import start_job
+from lengthgen.tasks import get_task
 
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
-frame = evaluate_finetuned(snakemake.input.model, dict(zip(section["bins"], snakemake.input.data)),
-                           section["alphabet_size"], section["batch_size"], section["precision"])
+frame = evaluate_finetuned(snakemake.input.model, get_task(w.task), dict(zip(section["bins"], snakemake.input.data)),
+                           section["data"], section["format"], section["batch_size"], section["precision"])
 frame = frame.with_columns(pl.lit(w.model).alias("system"), pl.lit(w.task).alias("task"),
                            pl.lit(int(w.seed)).alias("seed"))
 write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,

@@ -231,9 +231,9 @@ def _length_settings(config: dict):
             yield f"icl.lengths.{family}[{i}]", "chars", length, family
     if config["finetune"]["models"]:
         for family in FAMILIES:
-            yield f"finetune.train_lengths.{family}", "chars", config["finetune"]["train_lengths"][family], family
+            yield f"finetune.train_lengths.{family}", "finetune", config["finetune"]["train_lengths"][family], family
             for i, length_bin in enumerate(config["finetune"]["test_bins"][family]):
-                yield f"finetune.test_bins.{family}[{i}]", "chars", length_bin, family
+                yield f"finetune.test_bins.{family}[{i}]", "finetune", length_bin, family
 
 
 def check_grid(config: dict) -> None:
@@ -256,12 +256,12 @@ def check_grid(config: dict) -> None:
 
 def train_settings(stage: str = "scratch", **overrides):
     """Engine settings with a stage's schema defaults (the from-scratch schedule resolved to
-    "constant"), early stop at accuracy 1.0 and the last weights kept, unless `overrides` say
-    otherwise: for notebooks, benchmarks and tests that drive the engine directly."""
+    "constant") and the last weights kept, unless `overrides` say otherwise: for notebooks,
+    benchmarks and tests that drive the engine directly."""
     from ..engine.settings import TrainSettings
 
     training = dict(validate_config({}, check_availability=False)[stage]["training"])
     if isinstance(training["schedule"], dict):
         training["schedule"] = "constant"
-    stage_choices = {"stop_at_accuracy": overrides.pop("stop_at_accuracy", 1.0), "keep": overrides.pop("keep", "last")}
-    return TrainSettings.from_config({**training, **overrides}, **stage_choices)
+    keep = overrides.pop("keep", "last")
+    return TrainSettings.from_config({**training, **overrides}, keep=keep)

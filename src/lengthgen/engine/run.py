@@ -121,6 +121,11 @@ class TrainingRun:
                     part_loss = self.model(**part, **extra).loss
                 part_loss.backward()
             loss = loss + part_loss.detach()
+        if s.max_grad_norm is not None:
+            if self.accelerator is not None:
+                self.accelerator.clip_grad_norm_(self.model.parameters(), s.max_grad_norm)
+            else:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), s.max_grad_norm)
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -161,8 +166,7 @@ class TrainingRun:
             self.best_accuracy = accuracy
             if self.settings.keep == "best":
                 self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-        stop = self.settings.stop_at_accuracy
-        return stop is not None and accuracy >= stop
+        return self.settings.early_stop and accuracy >= 1.0
 
     def final_model(self):
         """The model to keep: the last weights, or the best by validation accuracy."""

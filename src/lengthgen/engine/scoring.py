@@ -37,9 +37,10 @@ def _groups(examples: list[Encoded], batch_size: int):
 def score(model, examples: list[Encoded], target_lengths: list[int], batch_size: int = 256,
           greedy: bool = False, eos_id: int | None = None, pad_id: int | None = None,
           precision: str = "fp32") -> list[Scored]:
-    """Score each example; the answer is `target_lengths[i]` tokens followed by <eos>.
+    """Score each example; `target_lengths[i]` answer tokens are scored (the target, and <eos>
+    where the layout scores it).
 
-    Teacher-forced: right iff the argmax is right at every target position.
+    Teacher-forced: right iff the argmax is right at every scored answer position.
     Greedy: right iff decoding from the prompt yields exactly the target, then <eos>.
     """
     model.eval()
@@ -48,24 +49,25 @@ def score(model, examples: list[Encoded], target_lengths: list[int], batch_size:
     autocast = precision_autocast(device, precision)
     for indices in _groups(examples, batch_size):
         first = examples[indices[0]]
-        start, n_target = first.answer_start, target_lengths[indices[0]]
+        start, n_scored = first.answer_start, target_lengths[indices[0]]
+        n_answer = len(first.ids) - start  # the target and its <eos>
         ids = torch.tensor([examples[i].ids for i in indices], device=device)
         with autocast:
             logits = model(input_ids=ids).logits
-        predicted = logits[:, start - 1:start - 1 + n_target].argmax(-1)
-        expected = ids[:, start:start + n_target]
+        predicted = logits[:, start - 1:start - 1 + n_scored].argmax(-1)
+        expected = ids[:, start:start + n_scored]
         correct = (predicted == expected).all(-1).tolist()
         for row, i in enumerate(indices):
             results[i] = Scored(correct[row], predicted[row].tolist())
         if greedy:
             with autocast:
                 generated = model.generate(input_ids=ids[:, :start], attention_mask=torch.ones_like(ids[:, :start]),
-                                           max_new_tokens=n_target + 1, do_sample=False, eos_token_id=eos_id,
+                                           max_new_tokens=n_answer, do_sample=False, eos_token_id=eos_id,
                                            pad_token_id=pad_id)[:, start:]
-            answer = ids[:, start:start + n_target + 1]  # the target and its <eos>
+            answer = ids[:, start:]
             for row, i in enumerate(indices):
                 tokens = generated[row].tolist()
-                results[i].greedy = tokens[:n_target + 1] == answer[row].tolist()
+                results[i].greedy = tokens[:n_answer] == answer[row].tolist()
                 results[i].greedy_prediction = tokens[:tokens.index(eos_id)] if eos_id in tokens else tokens
     return results
 

@@ -22,17 +22,24 @@ class TrainSettings:
     eval_examples: int  # validation examples (windows, for pretraining) at every evaluation
     eval_batch_size: int
     warmup_steps: int
+    warmup_ratio: float | None  # a share of max_steps, instead of warmup_steps
     schedule: str  # "linear" (decay to 0 at max_steps) or "constant"
     precision: str  # "fp32" or "bf16"
     checkpoint_every: int
     length_buckets: int  # micro-batches of similar lengths per step (same gradient, less padding)
-    stop_at_accuracy: float | None  # early stop once validation accuracy reaches this (None: never)
+    max_grad_norm: float | None  # gradient clipping by global norm (None: none)
+    early_stop: bool  # stop once validation accuracy reaches 1.0
     keep: str  # "last" or "best" (by validation accuracy)
+
+    @property
+    def warmup(self) -> int:
+        """Warm-up steps: warmup_ratio of max_steps when given, else warmup_steps."""
+        return round(self.warmup_ratio * self.max_steps) if self.warmup_ratio is not None else self.warmup_steps
 
     @classmethod
     def from_config(cls, section: dict, **stage) -> TrainSettings:
-        """Settings from a validated config block plus the stage's own choices (`stop_at_accuracy`,
-        `keep`, a resolved `schedule`); an unknown or missing key is an error."""
+        """Settings from a validated config block plus the stage's own choices (`keep`, a resolved
+        `schedule`); an unknown or missing key is an error."""
         given = {**section, **stage}
         names = {f.name for f in fields(cls)}
         unknown, missing = sorted(set(given) - names), sorted(names - set(given))
@@ -72,11 +79,13 @@ def optimizer_and_schedule(parameters, settings: TrainSettings, device: torch.de
 
 
 def _schedule(settings: TrainSettings):
+    warmup = settings.warmup
+
     def factor(step: int) -> float:
-        if step < settings.warmup_steps:
-            return (step + 1) / settings.warmup_steps
+        if step < warmup:
+            return (step + 1) / warmup
         if settings.schedule == "linear":
-            span = max(1, settings.max_steps - settings.warmup_steps)
-            return max(0.0, 1.0 - (step - settings.warmup_steps) / span)
+            span = max(1, settings.max_steps - warmup)
+            return max(0.0, 1.0 - (step - warmup) / span)
         return 1.0
     return factor

@@ -119,6 +119,10 @@ class StackedRuns:
         self.base.train()
         with precision_autocast(device, settings.precision):
             grads, losses = vmap(grad_and_value(self._loss), randomness="different")(self.params, self.buffers, batch)
+        if settings.max_grad_norm is not None:  # each run's own global norm, as it would clip alone
+            norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads.values()]).norm(dim=0)
+            scale = (settings.max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+            grads = {name: g * scale.view(-1, *([1] * (g.dim() - 1))) for name, g in grads.items()}
         for name, param in self.params.items():
             param.grad = grads[name]
         self.optimizer.step()

@@ -1,7 +1,8 @@
 """Fine-tuning one pretrained model on one task, and evaluating it on every length bin of its family.
 
 Any registry model: one task symbol = one of the tokenizer's single-character tokens, the
-example spelled `<bos> x_1..x_n : [q] target <eos>` with the tokenizer's own special tokens.
+example spelled `<bos> x_1..x_n : [q] target <eos>` with the tokenizer's own special tokens, or as
+the authors' strings (`x||q>target`; `finetune.format`).
 The shared engine does the work (resume after a kill, periodic validation on a held-out stream,
 random position offsets for absolute-position models, the best checkpoint kept by validation
 accuracy); `accelerate` places the model and runs the configured precision.
@@ -24,28 +25,30 @@ from ..models.positions import position_limit
 from ..models.registry import ModelEntry, load_model, load_tokenizer
 from ..models.storage import model_identity, save_hf_directory
 from ..tasks import LengthBin, Task
+from ..tasks.generate import length_unit, symbols_used
 
 
 def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
                    progress: bool = True) -> dict:
     """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory.
 
-    section: {"data": chars generator settings, "train_lengths", "max_length" (longest test context),
-              "training": the engine's settings}
+    section: {"data": generator settings, "format", "train_lengths", "max_length" (longest test length),
+              "train_examples" (null: fresh examples every step), "training": the engine's settings}
     """
-    settings = TrainSettings.from_config(section["training"], stop_at_accuracy=1.0, keep="best")
+    settings = TrainSettings.from_config(section["training"], keep="best")
     accelerator = make_accelerator(settings.precision)
     tokenizer = load_tokenizer(entry)
-    layout = tokenizer_layout(tokenizer, section["data"]["alphabet_size"], model_name=repr(entry.name))
+    layout = tokenizer_layout(tokenizer, symbols_used(section["data"]), model_name=repr(entry.name),
+                              style=section["format"])
     model = load_model(replace(entry, dtype="float32", device=str(accelerator.device)), check=False)
     train_bin = LengthBin.parse(section["train_lengths"])
-    longest = task.sequence_length(max(section["max_length"], train_bin.high))
+    longest = layout.sequence_length(task, max(section["max_length"], train_bin.high) * length_unit(section["data"]))
     limit = position_limit(model)
     if limit is not None and longest > limit:
         raise ValueError(f"model {entry.name!r} has {limit} positions; task {task.name} at length "
                          f"{section['max_length']} needs {longest} tokens")
     stream = TrainingStream(task, section["data"], train_bin, settings.batch_size, seed,
-                            longest if limit is not None else None, layout)
+                            longest if limit is not None else None, layout, section["train_examples"])
     validation, targets = encoded_examples(task, section["data"], train_bin, settings.eval_examples, seed,
                                            "validation", layout)
     torch.manual_seed(seed)  # dropout draws follow the seed (a resumed run restores its own RNG state)
@@ -60,12 +63,13 @@ def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, mode
     return run.summary()
 
 
-def evaluate_finetuned(model_dir, data_paths: dict[str, str], alphabet_size: int, batch_size: int,
+def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], data: dict, style: str, batch_size: int,
                        precision: str) -> pl.DataFrame:
     """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on each length bin,
-    spelled with the model's own tokenizer."""
+    spelled with the model's own tokenizer in the format it was trained in."""
     from transformers import AutoTokenizer
 
-    layout = tokenizer_layout(AutoTokenizer.from_pretrained(model_dir), alphabet_size)
-    return evaluate_bins(load_trained(model_dir), data_paths, batch_size=batch_size, greedy=True, precision=precision,
-                         layout=layout, alphabet_size=alphabet_size)
+    alphabet = symbols_used(data)
+    layout = tokenizer_layout(AutoTokenizer.from_pretrained(model_dir), alphabet, style=style)
+    return evaluate_bins(load_trained(model_dir), task, data_paths, batch_size=batch_size, greedy=True,
+                         precision=precision, layout=layout, alphabet_size=alphabet)

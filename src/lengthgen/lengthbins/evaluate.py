@@ -13,6 +13,7 @@ from ..engine.scoring import score
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, encode_example
 from ..models.vocab import SPECIALS
 from ..runtime import pick_device
+from ..tasks import Task
 
 
 def load_trained(model_dir):
@@ -22,12 +23,13 @@ def load_trained(model_dir):
     return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(pick_device()).eval()
 
 
-def evaluate_rows(model, rows: list[dict], batch_size: int = 256, greedy: bool = True, precision: str = "fp32",
-                  layout: Layout = SCRATCH_LAYOUT, alphabet_size: int | None = None) -> pl.DataFrame:
+def evaluate_rows(model, task: Task, rows: list[dict], batch_size: int = 256, greedy: bool = True,
+                  precision: str = "fp32", layout: Layout = SCRATCH_LAYOUT,
+                  alphabet_size: int | None = None) -> pl.DataFrame:
     """Per-example exact match of a model on the rows of one data file; predictions as symbols
     (-1 for a token that is no symbol)."""
-    examples = [encode_example(r["context"], r["query"], r["target"], layout) for r in rows]
-    target_lengths = [len(r["target"]) for r in rows]
+    examples = [encode_example(task, r["context"], r["query"], r["target"], layout) for r in rows]
+    target_lengths = [layout.scored_length(task, r["target"]) for r in rows]
     scored = score(model, examples, target_lengths, batch_size, greedy=greedy, eos_id=layout.eos, pad_id=layout.pad,
                    precision=precision)
     alphabet = alphabet_size or model.config.vocab_size - len(SPECIALS)  # a from-scratch vocabulary
@@ -47,9 +49,9 @@ def evaluate_rows(model, rows: list[dict], batch_size: int = 256, greedy: bool =
     }, schema_overrides={"greedy": pl.Boolean})
 
 
-def evaluate_bins(model, data_paths: dict[str, str], **settings) -> pl.DataFrame:
+def evaluate_bins(model, task: Task, data_paths: dict[str, str], **settings) -> pl.DataFrame:
     """Every length bin of one model in one pass (one process, one model load): the per-example
     frames of `evaluate_rows`, each with its `bin`."""
-    frames = [evaluate_rows(model, pq.read_table(path).to_pylist(), **settings).with_columns(pl.lit(b).alias("bin"))
-              for b, path in data_paths.items()]
+    frames = [evaluate_rows(model, task, pq.read_table(path).to_pylist(), **settings)
+              .with_columns(pl.lit(b).alias("bin")) for b, path in data_paths.items()]
     return pl.concat(frames)

@@ -23,11 +23,13 @@ def per_run_accuracy(evals: pl.DataFrame) -> pl.DataFrame:
         pl.col("teacher_forced").mean(), pl.col("greedy").cast(pl.Float64).mean())
 
 
-def bin_table(results: pl.DataFrame, bins: dict[str, list[str]]) -> pl.DataFrame:
-    """Mean and spread over seeds per (system, task, bin), with the theory prediction and the mirror task.
+def bin_table(results: pl.DataFrame, bins: dict[str, list[str]], reference=None) -> pl.DataFrame:
+    """Mean and spread over seeds per (system, task, bin), with the theory prediction, the mirror task
+    and the paper's number where it reports one.
 
     results: one row per (system, task, seed, bin) with teacher_forced and greedy accuracy;
-    bins: the bins of each task family, in order (the last is the family's longest bin).
+    bins: the bins of each task family, in order (the last is the family's longest bin);
+    reference: (system, task, bin) -> the paper's accuracy or None.
     """
     per_cell = results.group_by(["system", "task", "bin"]).agg(
         pl.col("teacher_forced").mean().alias("accuracy"),
@@ -46,7 +48,10 @@ def bin_table(results: pl.DataFrame, bins: dict[str, list[str]]) -> pl.DataFrame
                                pl.col("task").replace_strict(task_order, return_dtype=pl.Int32).alias("_task"))
             .sort(["system", "_task", "_bin"]).drop("_bin", "_task")
             .select("system", "task", "family", "bin", "accuracy", "accuracy_std", "greedy_accuracy", "seeds",
-                    "predicted_to_generalise", "mirror", "mirror_accuracy"))
+                    "predicted_to_generalise", "mirror", "mirror_accuracy")
+            .with_columns(pl.struct("system", "task", "bin").map_elements(
+                lambda r: reference(r["system"], r["task"], r["bin"]) if reference else None,
+                return_dtype=pl.Float64).alias("paper")))
 
 
 def accuracy_by_length(evals: pl.DataFrame) -> pl.DataFrame:
@@ -84,9 +89,10 @@ def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: flo
 
 
 def _mean_spread(row: dict) -> str:
-    """"0.93 ± 0.02" over seeds; just the mean when there is one seed (no spread to show)."""
+    """"0.93 ± 0.02" over seeds (just the mean with one seed), and "(paper 0.97)" where it reports one."""
     std = row["accuracy_std"]
-    return f"{row['accuracy']:.2f}" if std is None else f"{row['accuracy']:.2f} ± {std:.2f}"
+    text = f"{row['accuracy']:.2f}" if std is None else f"{row['accuracy']:.2f} ± {std:.2f}"
+    return text if row.get("paper") is None else f"{text} (paper {row['paper']:.2f})"
 
 
 def bin_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict, title: str,

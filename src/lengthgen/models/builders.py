@@ -2,8 +2,9 @@
 loads with `AutoModelForCausalLM` and no custom code).
 
 From scratch, the positional encoding is one switch: `ape` is GPT-2 (learned absolute positions);
-`rope` and `nope` are the same Llama-style architecture (SmolLM3), with rotary embeddings in every
-layer or in none. The embedded pretrained model is a character-level GPT-2 or Llama.
+`rope` is a stock Llama, as the authors built it (rope base 500, linear rope scaling by 64; both
+settings); `nope` is SmolLM3 with rotary embeddings in no layer (Llama cannot switch them off). The
+embedded pretrained model is a character-level GPT-2 or Llama.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ CHAR_ARCHITECTURES = ("gpt2", "llama")
 
 
 def build_model(pe: str, vocab_size: int, max_positions: int, layers: int, heads: int, d_model: int,
-                d_ff: int | None = None, dropout: float = 0.0, seed: int = 0) -> PreTrainedModel:
+                d_ff: int | None = None, dropout: float = 0.0, seed: int = 0, rope_theta: float = 500.0,
+                rope_scaling: float = 64.0) -> PreTrainedModel:
     """A freshly initialised model; the same seed gives the same weights."""
     import torch
 
@@ -39,12 +41,18 @@ def build_model(pe: str, vocab_size: int, max_positions: int, layers: int, heads
                             n_head=heads, n_inner=d_ff, activation_function="gelu_pytorch_tanh",
                             resid_pdrop=dropout, embd_pdrop=dropout, attn_pdrop=dropout, **ids)
         return GPT2LMHeadModel(config)
-    if pe in ("rope", "nope"):
+    if pe == "rope":
+        rope = ({"rope_type": "linear", "factor": float(rope_scaling)} if rope_scaling != 1 else {"rope_type": "default"})
+        config = LlamaConfig(vocab_size=vocab_size, hidden_size=d_model, intermediate_size=d_ff,
+                             num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
+                             max_position_embeddings=max_positions, attention_dropout=dropout,
+                             rope_parameters={**rope, "rope_theta": float(rope_theta)}, **ids)
+        return LlamaForCausalLM(config)
+    if pe == "nope":
         config = SmolLM3Config(vocab_size=vocab_size, hidden_size=d_model, intermediate_size=d_ff,
                                num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                                max_position_embeddings=max_positions, attention_dropout=dropout,
-                               no_rope_layers=[1 if pe == "rope" else 0] * layers, tie_word_embeddings=True,
-                               use_sliding_window=False, **ids)
+                               no_rope_layers=[0] * layers, tie_word_embeddings=True, use_sliding_window=False, **ids)
         return SmolLM3ForCausalLM(config)
     raise ValueError(f"unknown positional encoding {pe!r}; known: {', '.join(POSITIONAL_ENCODINGS)}")
 

@@ -51,7 +51,7 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
     held_out = int(len(ids) * section["validation_fraction"])
     train_ids, valid_ids = ids[:-held_out], ids[-held_out:]
     context = section["context"]
-    settings = TrainSettings.from_config(section["training"], stop_at_accuracy=None, keep="last")
+    settings = TrainSettings.from_config(section["training"], keep="last")
     windows = settings.eval_examples  # evenly spaced windows of the held-out tail
     validation = torch.from_numpy(np.stack([valid_ids[s:s + context] for s in
                                             range(0, held_out - context, held_out // windows)][:windows]).astype(np.int64))

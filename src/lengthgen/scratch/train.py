@@ -7,7 +7,7 @@ import polars as pl
 from ..engine.loop import train
 from ..engine.run import TrainingRun
 from ..engine.scoring import teacher_forced_accuracy
-from ..engine.sequences import TrainingStream, encoded_examples
+from ..engine.sequences import SCRATCH_LAYOUT, Layout, TrainingStream, encoded_examples
 from ..engine.settings import TrainSettings
 from ..lengthbins.evaluate import evaluate_bins, load_trained
 from ..models.builders import build_model
@@ -22,21 +22,23 @@ def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir
     """Train one (task, PE, seed) model and save it as a Hugging Face directory.
 
     section: {"data": generator settings, "train_lengths", "max_length" (longest test context),
-              "model": {...}, "training": {... with "schedule" resolved for this PE}}
+              "model": {...}, "training": {... with "schedule" resolved for this PE},
+              "eos": {"train": bool, "score": bool} for the task's family}
     """
     data = section["data"]
     alphabet = data["alphabet_size"]
     train_bin = LengthBin.parse(section["train_lengths"])
     architecture = dict(section["model"])
-    needed = task.sequence_length(max(section["max_length"] or 0, train_bin.high))
+    layout = scratch_layout(task, section["eos"])
+    needed = layout.sequence_length(task, max(section["max_length"] or 0, train_bin.high))
     positions = architecture.pop("max_positions", None) or needed
     if positions < needed:
         raise ValueError(f"scratch.model.max_positions {positions} is shorter than the longest sequence ({needed} tokens)")
     model = build_model(pe, vocab_size(alphabet), positions, seed=seed, **architecture)
-    settings = TrainSettings.from_config(section["training"], stop_at_accuracy=1.0, keep="last")
+    settings = TrainSettings.from_config(section["training"], keep="last")
     stream = TrainingStream(task, data, train_bin, settings.batch_size, seed,
-                            positions if uses_absolute_positions(model) else None)
-    validation, targets = encoded_examples(task, data, train_bin, settings.eval_examples, seed, "validation")
+                            positions if uses_absolute_positions(model) else None, layout)
+    validation, targets = encoded_examples(task, data, train_bin, settings.eval_examples, seed, "validation", layout)
     run = TrainingRun(
         model, settings, stream,
         lambda m: teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision),
@@ -47,7 +49,13 @@ def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir
     return run.summary()
 
 
-def evaluate_scratch_model(model_dir, data_paths: dict[str, str], batch_size: int, greedy: bool,
-                           precision: str) -> pl.DataFrame:
+def scratch_layout(task: Task, eos: dict) -> Layout:
+    """The from-scratch layout with this family's <eos> rules (learnt? counted in exact match?)."""
+    return SCRATCH_LAYOUT.with_eos({task.family: eos["train"]}, {task.family: eos["score"]})
+
+
+def evaluate_scratch_model(model_dir, task: Task, data_paths: dict[str, str], batch_size: int, greedy: bool,
+                           precision: str, eos: dict) -> pl.DataFrame:
     """Per-example exact match (teacher-forced, and greedy if asked) of one model on each length bin."""
-    return evaluate_bins(load_trained(model_dir), data_paths, batch_size=batch_size, greedy=greedy, precision=precision)
+    return evaluate_bins(load_trained(model_dir), task, data_paths, batch_size=batch_size, greedy=greedy,
+                         precision=precision, layout=scratch_layout(task, eos))

@@ -35,11 +35,6 @@ class Task:
     def predicted_to_generalise(self) -> bool:
         return self.expressible
 
-    def sequence_length(self, context_length: int) -> int:
-        """Tokens in `<bos> x <sep> [q] target <eos>` for a context of this length."""
-        target = context_length if self.family == "copying" else 1
-        return context_length + target + (4 if self.family == "retrieval" else 3)
-
 
 _PREFIX = "the count of q up to here is 1 marks the first occurrence"
 TASKS: dict[str, Task] = {

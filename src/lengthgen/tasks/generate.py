@@ -6,7 +6,28 @@ contexts and queries for a given (encoding, length, seed). Targets are then read
 
 Symbols are integer indices into an alphabet; an *encoding* turns them into text:
 ``tokens`` ("s0 s4 s2", one vocabulary entry per symbol, for models trained from scratch) or
-``chars`` ("AeC", one character per symbol, for pretrained models).
+``chars`` ("AeC", one character per symbol, for pretrained models in context); ``finetune`` is
+spelled like ``chars`` and has its own generator settings (the fine-tuning data).
+
+Each generator has styles (`settings["style"]`). `controlled`, ours (SPEC section 1): every
+occurrence of the query has both neighbours, occurrences are never adjacent, mirror tasks share
+their inputs exactly. The authors' (their `fromscratch/create_datasets.py` and
+`finetuning/*/generate_data.py`), each with their bugs fixed:
+- `authors` retrieval from scratch. Unique: the query may sit at the end whose neighbour is not
+  needed; both tasks of a mirror pair share every draw and the query is placed one position further
+  for the left task, so their inputs are mirror images in distribution. Non-unique: the context
+  uniform over the alphabet, the query picked from it, at least two occurrences, adjacent ones
+  allowed; Last tasks reject a last occurrence that ends the context (theirs, for both), First
+  tasks one that starts it (their NLFirst read the context's last symbol there: a bug).
+- `pairs` (fine-tuning First/Last): (lowercase letter, digit) pairs, the query letter in 1-3 pair
+  slots (never the first or last pair), other letters uniform (they may match it), 10% query-only
+  variants (another letter of the same body asked); right = the digit of the query's pair, left =
+  the digit of the previous pair. The length is the number of pairs.
+- `letters_digits` (fine-tuning UL/UR, `S||c`): letters or digits with probability 1/2 each, the
+  query a symbol that occurs once, with the neighbour its task needs.
+- `few_digits` (fine-tuning NF/NB): digit strings over 1-5 distinct digits.
+Unique copy is the same in both (symbols without replacement); from-scratch non-unique copy with
+`pool_fraction: null` is the authors' (uniform draws).
 """
 
 from __future__ import annotations
@@ -19,12 +40,21 @@ from .definitions import Task
 from .lengths import LengthBin
 
 CHAR_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-ENCODINGS = ("tokens", "chars")
+LOWERCASE = np.arange(26, 52)  # indices of a-z in CHAR_SYMBOLS
+DIGITS = np.arange(52, 62)  # indices of 0-9
+ENCODINGS = ("tokens", "chars", "finetune")
 # Most symbols a generator may use per encoding (chars: 62 for retrieval, the 52 letters for copying).
 MAX_ALPHABET = {
     ("chars", "unique_retrieval"): 62, ("chars", "nonunique_retrieval"): 62,
     ("chars", "unique_copy"): 52, ("chars", "nonunique_copy"): 52,
+    ("finetune", "unique_retrieval"): 62, ("finetune", "nonunique_retrieval"): 62,
+    ("finetune", "unique_copy"): 62, ("finetune", "nonunique_copy"): 62,
 }
+# Styles whose alphabet is fixed characters (alphabet_size does not apply), and how many context
+# symbols one unit of their length is.
+# `letters_digits` counts two characters a unit too, so that one fine-tuning retrieval bin serves
+# UL/UR and First/Last at the authors' lengths (train up to 100 characters, test 102-200).
+CHARACTER_STYLES = {"pairs": 2, "letters_digits": 2, "few_digits": 1}
 
 
 # Shortest context a generator can make while keeping its constraints.
@@ -36,11 +66,34 @@ MIN_LENGTH: dict[str, int] = {
 }
 
 
+STYLE_MIN_LENGTH = {("unique_retrieval", "authors"): 2, ("nonunique_retrieval", "authors"): 3,
+                    ("nonunique_retrieval", "pairs"): 3, ("unique_retrieval", "letters_digits"): 2,
+                    ("nonunique_copy", "few_digits"): 1}
+
+
+def style_of(settings: dict) -> str:
+    return settings.get("style", "controlled")
+
+
 def min_length(generator: str, settings: dict) -> int:
-    """Shortest context the generator can make under its constraints."""
+    """Shortest length the generator can make under its constraints."""
+    style = style_of(settings)
+    if (generator, style) in STYLE_MIN_LENGTH:
+        return STYLE_MIN_LENGTH[(generator, style)]
     if generator == "nonunique_copy" and settings.get("pool_fraction") is None:
         return 1  # plain uniform draws (the from-scratch setting) have no repeat guarantee
     return MIN_LENGTH[generator]
+
+
+def symbols_used(settings: dict) -> int:
+    """How many symbol indices the generator's examples can use (the fixed character styles reach
+    the digits, the last of the 62 chars)."""
+    return len(CHAR_SYMBOLS) if style_of(settings) in CHARACTER_STYLES else settings["alphabet_size"]
+
+
+def length_unit(settings: dict) -> int:
+    """Context symbols per unit of length (2 for the authors' letter-digit pairs)."""
+    return CHARACTER_STYLES.get(style_of(settings), 1)
 
 
 def generator_rng(generator: str, encoding: str, length_bin: LengthBin, seed: int,
@@ -59,7 +112,7 @@ def _draw_without(rng: np.random.Generator, alphabet: int, excluded: int, size: 
     return draws + (draws >= excluded)
 
 
-def _unique_retrieval(rng, n, settings):
+def _unique_retrieval(rng, n, settings, task):
     alphabet = settings["alphabet_size"]
     query = int(rng.integers(alphabet))
     context = _draw_without(rng, alphabet, query, n)
@@ -68,7 +121,7 @@ def _unique_retrieval(rng, n, settings):
     return context, query, [position]
 
 
-def _nonunique_retrieval(rng, n, settings):
+def _nonunique_retrieval(rng, n, settings, task):
     alphabet = settings["alphabet_size"]
     query = int(rng.integers(alphabet))
     context = _draw_without(rng, alphabet, query, n)
@@ -82,11 +135,11 @@ def _nonunique_retrieval(rng, n, settings):
     return context, query, positions.tolist()
 
 
-def _unique_copy(rng, n, settings):
+def _unique_copy(rng, n, settings, task):
     return rng.choice(settings["alphabet_size"], size=n, replace=False), -1, []
 
 
-def _nonunique_copy(rng, n, settings):
+def _nonunique_copy(rng, n, settings, task):
     alphabet, fraction = settings["alphabet_size"], settings.get("pool_fraction")
     if fraction is None:
         return rng.integers(0, alphabet, size=n), -1, []
@@ -96,11 +149,71 @@ def _nonunique_copy(rng, n, settings):
     return rng.permutation(sequence), -1, []
 
 
+def _authors_unique_retrieval(rng, n, settings, task):
+    alphabet = settings["alphabet_size"]
+    query = int(rng.integers(alphabet))
+    others = _draw_without(rng, alphabet, query, n - 1)
+    position = int(rng.integers(0, n - 1)) + (not task.induction)  # the needed neighbour always exists
+    return np.insert(others, position, query), query, [position]
+
+
+def _authors_nonunique_retrieval(rng, n, settings, task):
+    context = rng.integers(0, settings["alphabet_size"], size=n)
+    query = int(context[rng.integers(n)])
+    occurrences = np.flatnonzero(context == query).tolist()
+    if len(occurrences) < 2:
+        return None
+    if (task.occurrence == "last" and occurrences[-1] == n - 1) or (task.occurrence == "first" and occurrences[0] == 0):
+        return None
+    return context, query, occurrences
+
+
+def _pairs_retrieval(rng, n, settings, task):
+    letters = rng.choice(LOWERCASE, size=n)
+    query = int(rng.choice(LOWERCASE))
+    slots = rng.choice(np.arange(1, n - 1), size=int(rng.integers(1, min(3, n - 2) + 1)), replace=False)
+    letters[slots] = query
+    digits = rng.choice(DIGITS, size=n)
+    if rng.random() < 0.1:  # a query-only variant: another letter of the same body is asked
+        others = sorted(set(letters.tolist()) - {query})
+        query = int(rng.choice(others)) if others else query
+    context = np.stack([letters, digits], axis=1).reshape(-1)
+    occurrences = np.flatnonzero(context == query).tolist()
+    if task.occurrence == "first" and occurrences[0] == 0:
+        return None  # no previous pair: their first_left read the last pair's digit (a bug)
+    return context, query, occurrences
+
+
+def _letters_digits_retrieval(rng, n, settings, task):
+    n *= CHARACTER_STYLES["letters_digits"]
+    is_letter = rng.random(n) < 0.5
+    context = np.where(is_letter, rng.choice(LOWERCASE, size=n), rng.choice(DIGITS, size=n))
+    symbols, counts = np.unique(context, return_counts=True)
+    once = symbols[counts == 1]
+    if not len(once):
+        return None
+    query = int(rng.choice(once))
+    position = int(np.flatnonzero(context == query)[0])
+    if position in (0, n - 1):
+        return None  # the authors dropped an example whose needed neighbour is missing; mirrors share
+    return context, query, [position]
+
+
+def _few_digits_copy(rng, n, settings, task):
+    digits = rng.choice(DIGITS, size=int(rng.integers(1, 6)), replace=False)
+    return rng.choice(digits, size=n), -1, []
+
+
 GENERATORS = {
-    "unique_retrieval": _unique_retrieval,
-    "nonunique_retrieval": _nonunique_retrieval,
-    "unique_copy": _unique_copy,
-    "nonunique_copy": _nonunique_copy,
+    ("unique_retrieval", "controlled"): _unique_retrieval,
+    ("unique_retrieval", "authors"): _authors_unique_retrieval,
+    ("unique_retrieval", "letters_digits"): _letters_digits_retrieval,
+    ("nonunique_retrieval", "controlled"): _nonunique_retrieval,
+    ("nonunique_retrieval", "authors"): _authors_nonunique_retrieval,
+    ("nonunique_retrieval", "pairs"): _pairs_retrieval,
+    ("unique_copy", "controlled"): _unique_copy,
+    ("nonunique_copy", "controlled"): _nonunique_copy,
+    ("nonunique_copy", "few_digits"): _few_digits_copy,
 }
 
 
@@ -113,7 +226,7 @@ def target_of(task: Task, context: list[int], occurrences: list[int]) -> tuple[l
 
 
 def encode(symbols: list[int], encoding: str) -> str:
-    if encoding == "chars":
+    if encoding in ("chars", "finetune"):
         return "".join(CHAR_SYMBOLS[s] for s in symbols)
     return " ".join(f"s{s}" for s in symbols)
 
@@ -122,6 +235,13 @@ def check_settings(task: Task, encoding: str, settings: dict, length_bin: Length
     """Raise ValueError for a setting the generator cannot honour."""
     if encoding not in ENCODINGS:
         raise ValueError(f"unknown encoding {encoding!r}; known: {', '.join(ENCODINGS)}")
+    style = style_of(settings)
+    if (task.generator, style) not in GENERATORS:
+        known = ", ".join(s for g, s in GENERATORS if g == task.generator)
+        raise ValueError(f"{task.generator} has no style {style!r}; known: {known}")
+    if style in CHARACTER_STYLES and encoding == "tokens":
+        raise ValueError(f"{task.generator} style {style} spells letters and digits: "
+                         "it needs the chars or finetune encoding")
     alphabet = settings["alphabet_size"]
     limit = MAX_ALPHABET.get((encoding, task.generator))
     if limit is not None and alphabet > limit:
@@ -144,11 +264,15 @@ def generate_inputs(task: Task, encoding: str, settings: dict, length_bin: Lengt
     """
     check_settings(task, encoding, settings, length_bin)
     rng = generator_rng(task.generator, encoding, length_bin, seed, stream)
-    make = GENERATORS[task.generator]
+    make = GENERATORS[(task.generator, style_of(settings))]
     low = max(length_bin.low, min_length(task.generator, settings))
-    for _ in range(count):
-        n = int(rng.integers(low, length_bin.high + 1))
-        context, query, occurrences = make(rng, n, settings)
+    made = 0
+    while made < count:
+        made_one = make(rng, int(rng.integers(low, length_bin.high + 1)), settings, task)
+        if made_one is None:
+            continue  # rejected: drawn again from the length on, as the authors' generators do
+        context, query, occurrences = made_one
+        made += 1
         yield [int(s) for s in context], query, occurrences
 
 
@@ -162,7 +286,7 @@ def data_schema():
         ("bin", pa.string()),  # the length bin of the file ("30" or "51-100")
         ("seed", pa.int32()),
         ("example", pa.int32()),  # index within the file
-        ("length", pa.int32()),  # n, the context length of this example
+        ("length", pa.int32()),  # n, the length of this example (context symbols; pairs for `pairs`)
         ("context", pa.list_(pa.int16())),  # symbol indices x_1..x_n
         ("query", pa.int16()),  # retrieval query symbol; -1 for copying
         ("occurrences", pa.list_(pa.int32())),  # 0-based positions of the query in the context
@@ -185,7 +309,8 @@ def make_dataset(task: Task, encoding: str, settings: dict, length_bin: LengthBi
         target, target_position = target_of(task, context, occurrences)
         for name, value in (
             ("task", task.name), ("encoding", encoding), ("bin", str(length_bin)), ("seed", seed),
-            ("example", index), ("length", len(context)), ("context", context), ("query", query),
+            ("example", index), ("length", len(context) // length_unit(settings)), ("context", context),
+            ("query", query),
             ("occurrences", occurrences), ("target_position", target_position), ("target", target),
             ("context_text", encode(context, encoding)),
             ("query_text", encode([query], encoding) if query >= 0 else ""),
