@@ -101,6 +101,8 @@ def test_finetune_stage_and_the_comparison(tmp_path):
                           "test_bins": {"retrieval": ["5-8", "9-10"], "copying": ["2-5", "6-7"]},
                           "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "eval_every": 3,
                                        "checkpoint_every": 3, "eval_examples": 8}}
+    config["mechanism"] = {"models": ["tiny"], "trained": {"scratch": ["UF"], "finetune": ["UF"]}, "lengths": [3],
+                           "instances": 4, "shots": 2}
     run = snakemake(tmp_path, config)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     tables = tmp_path / "results" / "tables"
@@ -113,6 +115,11 @@ def test_finetune_stage_and_the_comparison(tmp_path):
                                                         "fine-tuned"}
     assert set(comparison.filter(pl.col("experiment") == "fine-tuned").get_column("bin")) == {"9-10", "6-7"}
     assert "UL / UR" in (tables / "comparison.md").read_text()
+    heads = pl.read_parquet(tables / "heads.parquet")
+    assert set(heads.get_column("model")) == {"model-tiny", "scratch-UF-ape-seed0", "finetune-tiny-UF-seed0"}
+    patching = pl.read_parquet(tables / "patching.parquet")
+    assert set(patching.get_column("condition")) >= {"none", "remove_induction", "remove_anti_induction"}
+    assert "induction" in (tables / "heads.md").read_text()
     from transformers import AutoModelForCausalLM
     tuned = tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model"
     assert AutoModelForCausalLM.from_pretrained(tuned).config.model_type == "gpt2"
@@ -123,8 +130,10 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     (tuned / ".snakemake_timestamp").touch()
     jobs = planned_jobs(tmp_path, config)
     assert [w for rule, w in jobs if rule == "finetune_eval"] == [{"model": "tiny", "task": "UF", "seed": "0"}]
+    assert [w for rule, w in jobs if rule == "mechanism"] == [{"subject": "finetune-tiny-UF-seed0"}]
     assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "comparison_table", "figure_finetune",
-                                          "figure_comparison", "tables_index", "all"}
+                                          "figure_comparison", "mechanism", "heads_table", "patching_table",
+                                          "figure_mechanism", "tables_index", "all"}
     # Other fine-tuning settings: every fine-tuned model, and only what follows from them.
     config["finetune"]["training"]["lr"] = 2e-3
     rules = {rule for rule, _ in planned_jobs(tmp_path, config)}

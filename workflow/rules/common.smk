@@ -48,6 +48,7 @@ wildcard_constraints:
     seed=r"\d+",
     pe="ape|rope|nope",
     model=r"[A-Za-z0-9_.-]+",
+    subject=r"[A-Za-z0-9_.-]+",
 
 
 def task_of(wildcards):
@@ -77,6 +78,8 @@ TABLES_MADE = {
     "icl": ("icl_table", "2 In context", lambda: icl_enabled()),
     "finetune": ("finetune_table", "3 Fine-tuned", lambda: finetune_enabled()),
     "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
+    "heads": ("heads_table", "5 Mechanism", lambda: mechanism_enabled()),
+    "patching": ("patching_table", "5 Mechanism", lambda: mechanism_enabled()),
 }
 
 
@@ -311,13 +314,82 @@ def finetune_outputs():
     return outputs + (list(rules.comparison_table.output) if comparison_enabled() else [])
 
 
+# -- mechanism ---------------------------------------------------------------------------------
+MECHANISM = f"{RESULTS}/mechanism/{{subject}}"
+
+
+def mechanism_subjects():
+    """Every model the mechanism stage analyses, by name: ("registry", model), ("scratch", task, pe,
+    seed) or ("finetune", model, task, seed); trained ones only where their stage runs."""
+    section = config["mechanism"]
+    subjects = {f"model-{m}": ("registry", m) for m in section["models"]}
+    tasks = [t for t in section["trained"]["scratch"] if t in TASKS] if scratch_enabled() else []
+    for task in tasks:
+        for pe in config["scratch"]["positional_encodings"]:
+            for seed in config["seeds"]:
+                subjects[f"scratch-{task}-{pe}-seed{seed}"] = ("scratch", task, pe, seed)
+    tasks = [t for t in section["trained"]["finetune"] if t in TASKS] if finetune_enabled() else []
+    for model in config["finetune"]["models"] if tasks else []:
+        for task in tasks:
+            for seed in config["seeds"]:
+                subjects[f"finetune-{model}-{task}-seed{seed}"] = ("finetune", model, task, seed)
+    return subjects
+
+
+def mechanism_enabled():
+    return bool(mechanism_subjects())
+
+
+def mechanism_inputs(wildcards):
+    """The model the job analyses: a registry model's files, or the directory a stage trained."""
+    kind, *rest = mechanism_subjects()[wildcards.subject]
+    if kind == "registry":
+        return model_inputs(rest[0])
+    if kind == "scratch":
+        task, pe, seed = rest
+        return {"model": f"{RESULTS}/scratch/{task}/{pe}/seed{seed}/model"}
+    model, task, seed = rest
+    return {"model": f"{RESULTS}/finetune/{model}/{task}/seed{seed}/model"}
+
+
+def mechanism_params(wildcards):
+    """The analysis settings and how to spell prompts for this model: the authors' few-shot letters
+    for a pretrained model, one segment in its own training spelling for a trained one."""
+    section = config["mechanism"]
+    kind, *rest = mechanism_subjects()[wildcards.subject]
+    spelling = {"kind": kind}
+    if kind == "registry":
+        spelling["model"] = config["models"][rest[0]]
+    elif kind == "scratch":
+        spelling["alphabet"] = config["data"]["tokens"]["unique_copy"]["alphabet_size"]
+    else:
+        spelling.update(alphabet=config["data"]["finetune"]["unique_copy"]["alphabet_size"],
+                        format=config["finetune"]["format"])
+    settings = {k: v for k, v in section.items() if k not in ("models", "trained")}
+    return {"subject": wildcards.subject, "spelling": spelling, "seeds": config["seeds"], **settings}
+
+
+def mechanism_gpus(wildcards):
+    kind, *rest = mechanism_subjects()[wildcards.subject]
+    return config["models"][rest[0]]["gpus"] if kind == "registry" else 1
+
+
+def mechanism_table_outputs():
+    return list(rules.heads_table.output) + list(rules.patching_table.output) if mechanism_enabled() else []
+
+
+def mechanism_outputs(name):
+    return expand(f"{MECHANISM}/{name}.parquet", subject=list(mechanism_subjects()))
+
+
 # -- figures and the report --------------------------------------------------------------------
 def report_outputs():
     """Every figure this config makes, plus the index of the tables."""
     made = tables_made()
     outputs = list(rules.tables_index.output)
     for table, figure in (("scratch", rules.figure_scratch), ("icl", rules.figure_icl),
-                          ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison)):
+                          ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison),
+                          ("heads", rules.figure_mechanism)):
         if table in made:
             outputs += list(figure.output)
     return outputs

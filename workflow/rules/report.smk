@@ -15,6 +15,9 @@ localrules:
     figure_icl,
     figure_finetune,
     figure_comparison,
+    figure_mechanism,
+    heads_table,
+    patching_table,
     tables_index,
 
 
@@ -75,6 +78,24 @@ rule figure_comparison:
         comparison_pdf=f"{FIGURES}/comparison.pdf",
     log:
         log_path("figure_comparison"),
+    conda:
+        ENV
+    script:
+        "../scripts/figures.py"
+
+
+rule figure_mechanism:
+    input:
+        heads=rules.heads_table.output.parquet,
+        patching=rules.patching_table.output.parquet,
+    output:
+        heads=report(f"{FIGURES}/mechanism_heads.png", caption=caption("mechanism_heads"), category="5 Mechanism"),
+        heads_pdf=f"{FIGURES}/mechanism_heads.pdf",
+        patching=report(f"{FIGURES}/mechanism_patching.png", caption=caption("mechanism_patching"),
+                        category="5 Mechanism"),
+        patching_pdf=f"{FIGURES}/mechanism_patching.pdf",
+    log:
+        log_path("figure_mechanism"),
     conda:
         ENV
     script:

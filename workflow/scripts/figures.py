@@ -24,5 +24,8 @@ elif rule == "figure_finetune":
     figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "Fine-tuned"), stem(outputs.bins))
 elif rule == "figure_comparison":
     figures.save(figures.comparison(pl.read_parquet(inputs.table)), stem(outputs.comparison))
+elif rule == "figure_mechanism":
+    figures.save(figures.head_maps(pl.read_parquet(inputs.heads)), stem(outputs.heads))
+    figures.save(figures.patching_bars(pl.read_parquet(inputs.patching)), stem(outputs.patching))
 else:
     raise ValueError(f"no figures for rule {rule}")

@@ -7,8 +7,8 @@ from lengthgen.runtime import start_job
 device = start_job(snakemake, uses_torch=True)
 section = snakemake.params.section
 summary = pretrain(section, snakemake.output.model, snakemake.params.checkpoint_dir)
-probe, repeat_accuracy = induction_probe(snakemake.output.model, section["probe_segment"])
+probe, copy_accuracy = induction_probe(snakemake.output.model, section["probe_length"])
 extra = {k: summary[k] for k in ("steps", "corpus_hash", "corpus_chars", "tokens_seen", "best_accuracy")}
-extra.update(repeat_accuracy)
+extra.update(copy_accuracy)
 write_parquet(probe, snakemake.output.summary, collect(section, seed=section["seed"], device=device,
                                                        extra={**extra, "history": summary["history"]}))

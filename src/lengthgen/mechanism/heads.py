@@ -1,13 +1,12 @@
-"""Per-head attention scores on sequences with a repeated random segment (SPEC section 6).
+"""Per-head alignment scores on copy prompts (SPEC section 6, the authors' get_alignment.py).
 
-For a sequence ``R R`` (a random segment repeated), at a position t in the second copy whose
-token first occurred at t - L:
-  previous-token   attention from t to t - 1
-  duplicate-token  to t - L, the earlier occurrence itself
-  induction        to t - L + 1, the token *after* the earlier occurrence
-  anti-induction   to t - L - 1, the token *before* it
-Each score is the mean attention weight over those positions and over sequences: 1.0 means the
-head attends there always; a uniform head scores about 1/t.
+For a head, the mean attention weight over prompts and positions from
+  previous-token   each test-input token (2..L) to the token before it;
+  duplicate        each copied token to its earlier occurrence in the test input;
+  induction        ... to the token after that occurrence (what forward copying needs);
+  anti-induction   ... to the token before it (what backward copying needs).
+The copied tokens scored are those whose occurrence has both neighbours in the test input (the
+authors: copy tokens 2..L-1). A uniform head scores about 1/t; 1.0 means it always attends there.
 """
 
 from __future__ import annotations
@@ -15,32 +14,35 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-SCORES = ("previous_token", "duplicate_token", "induction", "anti_induction")
+from .attention import Plan, patched
+from .prompts import CopyPrompts
+
+SCORES = ("previous_token", "duplicate", "induction", "anti_induction")
 
 
-def repeated_sequences(token_ids: list[int], segment: int, count: int, seed: int = 0,
-                       prefix: list[int] | None = None) -> torch.Tensor:
-    """`count` sequences prefix + R + R, R drawn without replacement from `token_ids`."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for _ in range(count):
-        part = rng.choice(token_ids, size=segment, replace=False).tolist()
-        rows.append((prefix or []) + part + part)
-    return torch.tensor(rows)
+def score_edges(prompts: CopyPrompts) -> dict[str, list[tuple[int, int]]]:
+    """(query, key) positions each score averages over."""
+    start, length = prompts.input_start, prompts.length
+    copied = [k for k in range(length) if 0 < prompts.occurrence(k) - start < length - 1]
+    edges = {"previous_token": [(start + i, start + i - 1) for i in range(1, length)]}
+    for name, shift in (("duplicate", 0), ("induction", 1), ("anti_induction", -1)):
+        edges[name] = [(prompts.copy_start + k, prompts.occurrence(k) + shift) for k in copied]
+    return edges
 
 
 @torch.no_grad()
-def head_scores(model, sequences: torch.Tensor, segment: int, prefix: int = 0) -> dict[str, np.ndarray]:
-    """Score arrays of shape (layers, heads) for each score in SCORES."""
-    device = next(model.parameters()).device
-    attentions = model(input_ids=sequences.to(device), output_attentions=True).attentions
-    if attentions is None or attentions[0] is None:
-        raise ValueError("the model returned no attention weights; load it with attn_implementation='eager'")
-    second = torch.arange(prefix + segment + 1, prefix + 2 * segment)  # needs t - L - 1 inside the first copy
-    offsets = {"previous_token": 1, "duplicate_token": segment, "induction": segment - 1,
-               "anti_induction": segment + 1}
-    scores = {}
-    for name, back in offsets.items():
-        per_layer = [a[:, :, second, second - back].mean(dim=(0, 2)).float().cpu().numpy() for a in attentions]
-        scores[name] = np.stack(per_layer)
-    return scores
+def head_scores(model, prompts: CopyPrompts, batch_size: int = 32) -> dict[str, np.ndarray]:
+    """(layers, heads) arrays of each score, from the weights the model's attention computes."""
+    device, sums, count = model.device, None, 0
+    edges = score_edges(prompts)
+    for start in range(0, len(prompts.ids), batch_size):
+        batch = prompts.ids[start:start + batch_size].to(device)
+        with patched(model, Plan(record=True)) as plan:
+            model(input_ids=batch)
+        layers = [plan.weights[layer].float() for layer in sorted(plan.weights)]
+        part = {name: torch.stack([w[:, :, [q for q, _ in pairs], [k for _, k in pairs]].mean(-1).sum(0)
+                                   for w in layers]).cpu()
+                for name, pairs in edges.items() if pairs}
+        sums = part if sums is None else {name: sums[name] + part[name] for name in part}
+        count += len(batch)
+    return {name: (values / count).numpy() for name, values in sums.items()}

@@ -62,7 +62,7 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
 
     def evaluate(m) -> dict:  # the induction probe at every evaluation shows when the heads form
         return {"accuracy": next_token_accuracy(m, validation, settings.eval_batch_size),
-                **probe_summary(m, tokenizer, section["probe_segment"])}
+                **probe_summary(m, tokenizer, section["probe_length"])}
 
     run = TrainingRun(model, settings, CorpusStream(train_ids, context, settings.batch_size, section["seed"]),
                       evaluate, checkpoint_dir,
@@ -76,50 +76,43 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
     return summary
 
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
 @torch.no_grad()
-def probe_heads(model, tokenizer, segment: int = 40, count: int = 32, seed: int = 0):
-    """Per-head previous-token / duplicate / induction / anti-induction scores on letters repeated
-    once (`R R`), as a table with one row per head, and next-token accuracy on each copy of R.
-
-    Attention weights need eager attention; the model's own implementation is restored after."""
+def probe_heads(model, tokenizer, length: int = 5, count: int = 32, seed: int = 0):
+    """The mechanism's head scores on copy prompts (10 demonstrations, segments of `length`
+    letters): one row per head and direction, and the teacher-forced copy accuracy per direction."""
     import polars as pl
 
-    from ..mechanism.heads import head_scores, repeated_sequences
+    from ..icl.predict import symbol_separator
+    from ..mechanism.analyse import copy_accuracy
+    from ..mechanism.heads import head_scores
+    from ..mechanism.prompts import few_shot_prompts
 
-    letters = tokenizer(LETTERS, add_special_tokens=False).input_ids
-    segment = min(segment, len(letters))
-    sequences = repeated_sequences(letters, segment, count, seed, prefix=[tokenizer.bos_token_id])
-    device = next(model.parameters()).device
-    before = model.config._attn_implementation
-    model.set_attn_implementation("eager")
-    try:
-        scores = head_scores(model, sequences, segment, prefix=1)
-        predicted = model(input_ids=sequences.to(device)).logits[:, :-1].argmax(-1).cpu()
-    finally:
-        model.set_attn_implementation(before)
-    right = predicted == sequences[:, 1:]  # right[:, t] scores the prediction of token t + 1
-    repeat_accuracy = {"first_pass_accuracy": right[:, 1:segment].float().mean().item(),  # tokens 2..L of R
-                       "repeat_accuracy": right[:, segment + 1:2 * segment].float().mean().item()}
-    layers, heads = scores["induction"].shape
-    table = pl.DataFrame({"layer": [layer for layer in range(layers) for _ in range(heads)],
-                          "head": [h for _ in range(layers) for h in range(heads)],
-                          **{name: values.reshape(-1).tolist() for name, values in scores.items()}})
-    return table, repeat_accuracy
+    separator, rows, accuracy = symbol_separator(tokenizer), [], {}
+    for direction in ("forward", "backward"):
+        prompts = few_shot_prompts(tokenizer, length, direction, count, 10, seed, separator)
+        scores = head_scores(model, prompts)
+        accuracy[f"{direction}_copy_accuracy"] = copy_accuracy(model, prompts)
+        layers, heads = scores["induction"].shape
+        rows += [{"direction": direction, "layer": layer, "head": head,
+                  **{name: float(values[layer, head]) for name, values in scores.items()}}
+                 for layer in range(layers) for head in range(heads)]
+    return pl.DataFrame(rows), accuracy
 
 
-def probe_summary(model, tokenizer, segment: int = 40) -> dict:
-    """Best induction and anti-induction score over heads, and next-token accuracy on the repeat."""
-    table, accuracy = probe_heads(model, tokenizer, segment)
-    return {"best_induction": float(table.get_column("induction").max()),
-            "best_anti_induction": float(table.get_column("anti_induction").max()), **accuracy}
+def probe_summary(model, tokenizer, length: int = 5) -> dict:
+    """Best induction score (forward copy prompts) and best anti-induction score (backward ones),
+    and the teacher-forced copy accuracy of each direction."""
+    import polars as pl
+
+    table, accuracy = probe_heads(model, tokenizer, length)
+    best = {direction: table.filter(pl.col("direction") == direction) for direction in ("forward", "backward")}
+    return {"best_induction": float(best["forward"].get_column("induction").max()),
+            "best_anti_induction": float(best["backward"].get_column("anti_induction").max()), **accuracy}
 
 
-def induction_probe(model_dir, segment: int = 40, count: int = 32, seed: int = 0):
+def induction_probe(model_dir, length: int = 5, count: int = 32, seed: int = 0):
     """`probe_heads` of a saved model (in float32)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    return probe_heads(model, AutoTokenizer.from_pretrained(model_dir), segment, count, seed)
+    return probe_heads(model, AutoTokenizer.from_pretrained(model_dir), length, count, seed)

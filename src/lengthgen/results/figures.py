@@ -143,3 +143,46 @@ def comparison(rows: pl.DataFrame):
     figure.suptitle("Left/backward (red) vs right/forward (blue): from scratch, in context, fine-tuned")
     figure.tight_layout()
     return figure
+
+
+def head_maps(heads: pl.DataFrame):
+    """Per model: its induction scores on forward copies and anti-induction scores on backward
+    copies as layer x head maps (mean over lengths and seeds), on one colour scale."""
+    models = heads.get_column("model").unique(maintain_order=True).to_list()
+    figure, axes = plt.subplots(len(models), 2, figsize=(7, 2.6 * len(models)), squeeze=False)
+    for row, model in enumerate(models):
+        for col, (direction, score) in enumerate((("forward", "induction"), ("backward", "anti_induction"))):
+            cell = (heads.filter((pl.col("model") == model) & (pl.col("direction") == direction))
+                    .group_by(["layer", "head"]).agg(pl.col(score).mean()))
+            layers, count = cell.get_column("layer").max() + 1, cell.get_column("head").max() + 1
+            grid = [[0.0] * count for _ in range(layers)]
+            for r in cell.iter_rows(named=True):
+                grid[r["layer"]][r["head"]] = r[score]
+            image = axes[row][col].imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+            axes[row][col].set_title(f"{model}: {score.replace('_', '-')} ({direction} copies)", fontsize=8)
+            axes[row][col].set_xlabel("head")
+            axes[row][col].set_ylabel("layer")
+    figure.colorbar(image, ax=axes, shrink=0.6, label="mean attention")
+    return figure
+
+
+def patching_bars(table: pl.DataFrame):
+    """Per model: the copy loss under each condition, forward (blue) and backward (red) prompts."""
+    models = table.get_column("model").unique(maintain_order=True).to_list()
+    conditions = table.get_column("condition").unique(maintain_order=True).to_list()
+    figure, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.2), squeeze=False)
+    for col, model in enumerate(models):
+        ax = axes[0][col]
+        cell = table.filter(pl.col("model") == model).group_by(["direction", "condition"]).agg(pl.col("loss").mean())
+        values = {(r["direction"], r["condition"]): r["loss"] for r in cell.iter_rows(named=True)}
+        for offset, direction, colour in ((-0.2, "forward", RIGHT), (0.2, "backward", LEFT)):
+            ax.bar([i + offset for i in range(len(conditions))], [values.get((direction, c), 0.0) for c in conditions],
+                   width=0.4, color=colour, label=direction)
+        ax.set_xticks(range(len(conditions)), [c.replace("_", " ") for c in conditions], fontsize=6, rotation=35,
+                      ha="right")
+        ax.set_title(model, fontsize=8)
+        ax.set_ylabel("copy cross-entropy")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle("Mechanism: what removing each circuit's edges does to copying (teacher-forced loss)")
+    figure.tight_layout()
+    return figure

@@ -51,7 +51,10 @@ def summarise_file(path) -> dict:
 
 
 def summarise(paths) -> pl.DataFrame:
-    return pl.DataFrame([summarise_file(p) for p in paths]).sort(["encoding", "task", "bin", "seed"])
+    rows = [summarise_file(p) for p in paths]
+    if not rows:  # a grid without data (e.g. only the mechanism stage): an empty table, not an error
+        return pl.DataFrame(schema={"encoding": pl.Utf8, "task": pl.Utf8, "bin": pl.Utf8, "seed": pl.Int64})
+    return pl.DataFrame(rows).sort(["encoding", "task", "bin", "seed"])
 
 
 def write_data_summary(paths, section: dict, outputs) -> None:

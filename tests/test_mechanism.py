@@ -1,0 +1,143 @@
+"""Mechanism: the copy prompts, head scores that read the right positions, edge patching through one
+attention function for every architecture (equal to the stock model when nothing is patched, to a
+per-position reference when something is), and a clear error where attention cannot be patched."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from transformers import (
+    BloomConfig,
+    BloomForCausalLM,
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
+
+from lengthgen.engine.sequences import SCRATCH_LAYOUT
+from lengthgen.mechanism.analyse import analyse
+from lengthgen.mechanism.attention import NotPatchable, Plan, edge_attention, patched
+from lengthgen.mechanism.heads import score_edges
+from lengthgen.mechanism.patching import anti_induction_edges, corruption_edges, induction_edges, patching, top_heads
+from lengthgen.mechanism.prompts import few_shot_prompts, trained_prompts
+from lengthgen.mechanism.reference import per_position_attention
+from lengthgen.models.char_tokenizer import build_char_tokenizer
+
+TOKENIZER = build_char_tokenizer()
+IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
+           pad_token_id=TOKENIZER.pad_token_id)
+
+
+def tiny(kind):
+    torch.manual_seed(0)
+    common = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=256, **IDS)
+    if kind == "gpt2":
+        return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=256, initializer_range=0.5,
+                                          **IDS)).eval()
+    if kind == "llama":
+        return LlamaForCausalLM(LlamaConfig(**common)).eval()
+    if kind == "qwen2":
+        return Qwen2ForCausalLM(Qwen2Config(**common)).eval()
+    return Gemma3ForCausalLM(Gemma3TextConfig(head_dim=8, sliding_window=16, **common)).eval()
+
+
+def test_the_authors_copy_prompts():
+    prompts = few_shot_prompts(TOKENIZER, 3, "backward", count=4, shots=2, seed=0, separator="")
+    text = TOKENIZER.decode(prompts.ids[0])
+    segments = text.removeprefix(TOKENIZER.bos_token).removesuffix(TOKENIZER.eos_token).split(".")
+    assert len(segments) == 3
+    for segment in segments:
+        source, copy = segment.split(",")
+        assert len(set(source)) == 3 and copy == source[::-1] and source.islower()
+    assert prompts.input_start == 1 + 2 * 8 and prompts.copy_start == prompts.input_start + 4
+    forward = few_shot_prompts(TOKENIZER, 3, "forward", count=4, shots=2, seed=0, separator="")
+    test_input = slice(prompts.input_start, prompts.input_start + 3)  # the same letters in both directions
+    assert torch.equal(forward.ids[:, test_input], prompts.ids[:, test_input])
+    # The k-th copied token stands at its occurrence in the test input.
+    for k in range(3):
+        assert prompts.ids[0, prompts.copy_start + k] == prompts.ids[0, prompts.occurrence(k)]
+        assert forward.ids[0, forward.copy_start + k] == forward.ids[0, forward.occurrence(k)]
+
+
+def test_edges_point_where_each_circuit_reads():
+    forward = few_shot_prompts(TOKENIZER, 4, "forward", count=1, shots=1, seed=0, separator="")
+    ids = forward.ids[0].tolist()
+    for dst, src in induction_edges(forward):  # the key whose previous token is the current one
+        assert ids[src - 1] == ids[dst]
+    for dst, src in anti_induction_edges(forward):  # the value of the earlier occurrence itself
+        assert ids[src] == ids[dst] and src < forward.copy_start
+    assert corruption_edges(forward)[-1] == (forward.copy_start - 1, forward.copy_start - 2)
+    edges = score_edges(forward)
+    assert edges["induction"] == [(d, s + 1) for d, s in edges["duplicate"]]
+    assert edges["anti_induction"] == [(d, s - 1) for d, s in edges["duplicate"]]
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2", "gemma3"])
+def test_no_patch_gives_the_stock_models_logits(kind):
+    model = tiny(kind)
+    ids = torch.randint(3, len(TOKENIZER), (2, 40))
+    stock = model(input_ids=ids).logits
+    with patched(model, Plan()):
+        ours = model(input_ids=ids).logits
+    assert torch.allclose(stock, ours, atol=1e-5)
+    assert model.config._attn_implementation != "lengthgen_edges"  # restored
+
+
+def test_hand_built_edges():
+    """One head, three positions: only the patched entries change, by exactly the expected amount."""
+    module = SimpleNamespace(layer_idx=0, training=False)
+    q = torch.tensor([[[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]])
+    k = torch.tensor([[[[1.0, 0.0], [0.0, 2.0], [1.0, -1.0]]]])
+    v = torch.tensor([[[[1.0, 1.0], [2.0, 0.0], [0.0, 3.0]]]])
+    mask = torch.triu(torch.full((3, 3), float("-inf")), 1)[None, None]
+    other_k, other_v = torch.full_like(k, 0.5), torch.full_like(v, -1.0)
+    plan = Plan(key_edges=[(2, 0)], value_edges=[(2, 1)], replacement_keys={0: other_k}, replacement_values={0: other_v})
+    from lengthgen.mechanism import attention
+    attention._ACTIVE.append(plan)
+    try:
+        out, weights = edge_attention(module, q, k, v, mask, scaling=1.0)
+    finally:
+        attention._ACTIVE.pop()
+    scores = torch.tensor([1.0 * 0.5 + 1.0 * 0.5, 0.0 + 2.0, 1.0 - 1.0])  # query 2; key 0 replaced by (0.5, 0.5)
+    w = torch.softmax(scores, dim=0)
+    expected = w[0] * v[0, 0, 0] + w[1] * other_v[0, 0, 1] + w[2] * v[0, 0, 2]
+    assert torch.allclose(weights[0, 0, 2], w) and torch.allclose(out[0, 2, 0], expected)
+    unpatched_row1 = torch.softmax(torch.tensor([0.0, 2.0]), dim=0)
+    assert torch.allclose(out[0, 1, 0], unpatched_row1[0] * v[0, 0, 0] + unpatched_row1[1] * v[0, 0, 1])
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "gemma3"])
+def test_one_pass_patching_equals_the_per_position_reference(kind):
+    model = tiny(kind)
+    prompts = few_shot_prompts(TOKENIZER, 3, "backward", count=3, shots=2, seed=1, separator="")
+    scores = {"induction": np.random.default_rng(0).random((2, 4)), "anti_induction": np.ones((2, 4))}
+    fast = patching(model, prompts, scores, ablate=2)
+    slow = patching(model, prompts, scores, ablate=2, function=per_position_attention)
+    for condition in fast:
+        assert fast[condition]["loss"] == pytest.approx(slow[condition]["loss"], abs=1e-5)
+        assert fast[condition]["accuracy"] == slow[condition]["accuracy"]
+    assert fast["remove_induction"]["loss"] != fast["none"]["loss"]  # the patch does something
+
+
+def test_a_model_whose_attention_cannot_be_patched_is_named():
+    model = BloomForCausalLM(BloomConfig(vocab_size=50, hidden_size=16, n_layer=1, n_head=2))
+    with pytest.raises(NotPatchable, match=r"BloomForCausalLM \(bloom\) does not route its attention"):
+        with patched(model, Plan()):
+            pass
+
+
+def test_top_heads_and_a_whole_analysis_on_a_trained_layout():
+    assert top_heads(np.array([[0.1, 0.9], [0.5, 0.2]]), 2) == {(0, 1), (1, 0)}
+    from lengthgen.models.builders import build_model
+
+    model = build_model("ape", 30, 64, layers=1, heads=2, d_model=16).eval()
+    heads, conditions = analyse(model, lambda n, d, s: trained_prompts(SCRATCH_LAYOUT, n, d, 6, s, 25), [3, 4], [0], 1)
+    assert heads.height == 2 * 2 * 2 and set(heads.get_column("direction")) == {"forward", "backward"}
+    assert conditions.height == 2 * 2 * 5 and conditions.get_column("accuracy").is_between(0, 1).all()
