@@ -5,11 +5,9 @@ import shutil
 
 import polars as pl
 import pytest
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
-from lengthgen.models.char_tokenizer import build_char_tokenizer
 from snakemake_runner import planned_jobs, smoke_config, snakemake
+from tiny_models import save_tiny_model
 
 pytestmark = pytest.mark.slow
 
@@ -21,14 +19,6 @@ def icl_config(model_path) -> dict:
     config["icl"] = {"models": ["tiny"], "lengths": {"retrieval": [8], "copying": [6]},
                      "variants": {"retrieval": ["bare", "formal"], "copying": ["hint"]}, "batch_size": 4}
     return config
-
-
-def save_tiny_model(path):
-    tokenizer = build_char_tokenizer()
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=512,
-                               eos_token_id=tokenizer.eos_token_id)).save_pretrained(path)
-    tokenizer.save_pretrained(path)
 
 
 def retrain_in_place(weights):

@@ -31,7 +31,7 @@ def test_outputs_and_provenance(finished):
     assert summary.height == len(config["tasks"]) * len(config["scratch"]["test_bins"])
     record = read_provenance(workdir / "results" / "data" / "tokens" / "UF" / "9-12" / "seed0.parquet")
     assert record["config"] == {"task": "UF", "encoding": "tokens", "bin": "9-12", "seed": 0, "examples": 20,
-                                "generator": "unique_copy", "settings": {"alphabet_size": 12}}
+                                "generator": "unique_copy", "settings": {"alphabet_size": 12, "style": "controlled"}}
     assert record["seed"] == 0 and record["packages"]["snakemake"] and record["packages"]["torch"]
     assert len(record["config_hash"]) == 16 and record["code_version"].startswith("0.1.0")
     for column in ("config_hash", "code_version", "device"):
@@ -173,6 +173,11 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
     assert counts["data"] == 10 * 3 * 3 + (6 * 5 + 4 * 6) * 3 + 10 * 2 * 3
     assert counts["icl_predict"] == 8 * 2  # one model load per (model, task family)
     assert counts["finetune_train"] == 10 * 3 and counts["finetune_eval"] == 10 * 3
+    assert counts["mechanism"] == 4  # GPT-2 XL, gemma-3-1b, Llama-3.1-8B, Qwen2.5-7B
+    # 8 models x (lorem at 500 and 2,000 tokens + revert and cherry-pick at 10-35 commits) x 3 seeds
+    assert counts["realistic_predict"] == 8 * (2 + 2 * 5) * 3
+    realistic = [w for rule, w in jobs if rule == "realistic_predict"]
+    assert {int(w["length"]) for w in realistic if w["realistic"] == "revert"} == {10, 15, 20, 25, 35}
     trains = [w for rule, w in jobs if rule == "scratch_train"]
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
 
@@ -193,7 +198,6 @@ def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
     import sys
 
     config = smoke_config()
-    config["scratch"]["enabled"] = False
     env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(tmp_path / "cache")}
     (tmp_path / "cache").mkdir()
     outputs = []
@@ -203,12 +207,13 @@ def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
         (workdir / "config.yaml").write_text(__import__("yaml").safe_dump(config))
         run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
                               "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
-                              "--cores", "2", "--cache"], capture_output=True, text=True, env=env, timeout=600)
+                              "--cores", "2", "results/tables/data_summary.parquet", "--cache"],  # the data only
+                             capture_output=True, text=True, env=env, timeout=600)
         assert run.returncode == 0, run.stderr[-3000:]
         outputs.append(run.stdout + run.stderr)
     files = len(list((tmp_path / "first" / "results" / "data").rglob("*.parquet")))
     assert outputs[0].count("to cache.") == files  # made, then moved into the cache (and linked back)
     assert outputs[1].count("to cache.") == 0 and outputs[1].count("from cache.") == files  # only linked
     for name in ("first", "second"):
-        path = tmp_path / name / "results" / "data" / "chars" / "UR" / "8" / "seed0.parquet"
+        path = tmp_path / name / "results" / "data" / "tokens" / "UR" / "9-12" / "seed0.parquet"
         assert path.is_symlink() and pl.read_parquet(path).get_column("task").unique().to_list() == ["UR"]

@@ -49,6 +49,8 @@ wildcard_constraints:
     pe="ape|rope|nope",
     model=r"[A-Za-z0-9_.-]+",
     subject=r"[A-Za-z0-9_.-]+",
+    realistic="lorem|revert|cherrypick",
+    length=r"\d+",
 
 
 def task_of(wildcards):
@@ -80,6 +82,7 @@ TABLES_MADE = {
     "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
     "heads": ("heads_table", "5 Mechanism", lambda: mechanism_enabled()),
     "patching": ("patching_table", "5 Mechanism", lambda: mechanism_enabled()),
+    "realistic": ("realistic_table", "6 Realistic tasks", lambda: realistic_enabled()),
 }
 
 
@@ -382,6 +385,35 @@ def mechanism_outputs(name):
     return expand(f"{MECHANISM}/{name}.parquet", subject=list(mechanism_subjects()))
 
 
+# -- realistic tasks ---------------------------------------------------------------------------
+REALISTIC = f"{RESULTS}/realistic/{{model}}/{{realistic}}/len{{length}}/seed{{seed}}.parquet"
+
+
+def realistic_enabled():
+    return bool(config["realistic"]["models"])
+
+
+def realistic_settings(task):
+    """lorem's settings for "lorem", git's for revert and cherry-pick."""
+    return config["realistic"]["lorem" if task == "lorem" else "git"]
+
+
+def realistic_params(wildcards):
+    """The model entry and the task's own settings: another task's settings never rerun it."""
+    return {"model": config["models"][wildcards.model], "batch_size": config["realistic"]["batch_size"],
+            "settings": {k: v for k, v in realistic_settings(wildcards.realistic).items() if k != "lengths"}}
+
+
+def realistic_predictions():
+    return [REALISTIC.format(model=model, realistic=task, length=length, seed=seed)
+            for model in config["realistic"]["models"] for task in ("lorem", "revert", "cherrypick")
+            for length in realistic_settings(task)["lengths"] for seed in config["seeds"]]
+
+
+def realistic_outputs():
+    return list(rules.realistic_table.output) if realistic_enabled() else []
+
+
 # -- figures and the report --------------------------------------------------------------------
 def report_outputs():
     """Every figure this config makes, plus the index of the tables."""
@@ -389,7 +421,7 @@ def report_outputs():
     outputs = list(rules.tables_index.output)
     for table, figure in (("scratch", rules.figure_scratch), ("icl", rules.figure_icl),
                           ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison),
-                          ("heads", rules.figure_mechanism)):
+                          ("heads", rules.figure_mechanism), ("realistic", rules.figure_realistic)):
         if table in made:
             outputs += list(figure.output)
     return outputs

@@ -10,12 +10,12 @@ rule data:
         section=data_params,
     log:
         log_path("data", "{encoding}/{task}/{bin}/seed{seed}"),
-    # Seconds of numpy: run inside Snakemake (a `run:` block, so no conda environment), not in a
-    # process of its own whose start-up would cost more than the work.
-    run:
-        from lengthgen.tasks.generate import write_data_file
-
-        write_data_file(params.section, output[0])
+    # A script, not a `run:` block: Snakemake (9.27) fetches a cached output of a `run:` job before
+    # it makes the output's folder, so `--cache` would fail in a fresh workflow directory.
+    conda:
+        ENV
+    script:
+        "../scripts/make_data.py"
 
 
 rule theory_table:

@@ -18,6 +18,8 @@ localrules:
     figure_mechanism,
     heads_table,
     patching_table,
+    realistic_table,
+    figure_realistic,
     tables_index,
 
 
@@ -96,6 +98,20 @@ rule figure_mechanism:
         patching_pdf=f"{FIGURES}/mechanism_patching.pdf",
     log:
         log_path("figure_mechanism"),
+    conda:
+        ENV
+    script:
+        "../scripts/figures.py"
+
+
+rule figure_realistic:
+    input:
+        table=rules.realistic_table.output.parquet,
+    output:
+        realistic=report(f"{FIGURES}/realistic.png", caption=caption("realistic"), category="6 Realistic tasks"),
+        realistic_pdf=f"{FIGURES}/realistic.pdf",
+    log:
+        log_path("figure_realistic"),
     conda:
         ENV
     script:

@@ -27,5 +27,7 @@ elif rule == "figure_comparison":
 elif rule == "figure_mechanism":
     figures.save(figures.head_maps(pl.read_parquet(inputs.heads)), stem(outputs.heads))
     figures.save(figures.patching_bars(pl.read_parquet(inputs.patching)), stem(outputs.patching))
+elif rule == "figure_realistic":
+    figures.save(figures.realistic_bars(pl.read_parquet(inputs.table)), stem(outputs.realistic))
 else:
     raise ValueError(f"no figures for rule {rule}")

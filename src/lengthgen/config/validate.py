@@ -196,7 +196,7 @@ def check_family_overrides(config: dict, schema: dict) -> None:
 
 def used_models(config: dict) -> list[tuple[str, str]]:
     """(config key, registry name) of every model a stage uses."""
-    return [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune", "mechanism")
+    return [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune", "mechanism", "realistic")
             for i, name in enumerate(config[stage]["models"])]
 
 

@@ -1,0 +1,177 @@
+"""Predictions and scores of one model on the realistic tasks: lorem-ipsum echoes and git lists.
+
+Greedy decoding with a new-token budget from the reference's own length (never a fixed cap),
+through the in-context stage's decoder and prediction cache; beside it, teacher-forced measures
+(the reference given, the model's top token read at every step), which see models too small to
+echo a paragraph: for lorem, next-token accuracy where the current token is unambiguous against
+ambiguous; for git, the share of answer tokens ranked first, and of the first tokens of lines after
+the first (where the next line must be found: after the last one in the history for a revert, before
+it for a cherry-pick), revert against cherry-pick.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+import polars as pl
+
+from ..engine.decoding import Request, greedy_decode
+from ..icl.cache import PredictionCache, prediction_key
+from ..icl.predict import CachedModel, model_text
+from ..icl.teacher import force
+from . import git
+from .ambiguity import classes, score_copy
+from .lorem import paragraphs
+
+MARGIN = 16  # tokens beyond the reference's own length (the end marker, a stray token)
+# The authors' echo prompt for base models (prompts/realistic/loremipsum/task_echo.jinja).
+ECHO = ("# RULE : Paragraphs are repeated **exactly** as is, whenever an Echo is seen.\n\n"
+        "Paragraph:\n<start> Once upon a time in a land far away. <end>\nEcho:\n"
+        "<start> Once upon a time in a land far away. <end>\n\n"
+        "Paragraph:\n<start> The quick brown fox jumps over the lazy dog. <end>\nEcho:\n"
+        "<start> The quick brown fox jumps over the lazy dog. <end>\n\n"
+        "Paragraph:\n<start> {text} <end>\nEcho:\n<start> ")
+# Without the rule and the demonstrations: for a model whose context they would not fit.
+ECHO_BARE = "Paragraph:\n<start> {text} <end>\nEcho:\n<start> "
+CHAT_ECHO = ("Please repeat the following paragraph exactly as it is, without any changes:\n\nParagraph:\n"
+             "-------------------------------\n{text}\n-------------------------------\n\n"
+             "Put the repeated paragraph between <paragraph> and </paragraph> tags. Use the phrase \"THE_END\" to "
+             "mark the end of the response.")
+SYSTEM = ("You are a very careful and precise assistant. You always follow the instructions and solve tasks yourself. "
+          "You never generate code.")
+
+
+class _Chat:
+    """A prompt in the shape `icl.predict.model_text` takes."""
+
+    def __init__(self, text: str, chat: bool):
+        self.text, self.chat, self.system = text, chat, SYSTEM
+
+
+def _decode(model: CachedModel, tokenizer, requests: list[Request], cache, batch_size: int, progress: bool):
+    keys = [prediction_key(r.prompt, {"greedy": True, "max_new_tokens": r.max_new_tokens, "stop": list(r.stop)})
+            for r in requests]
+    found = [cache.get(k) if cache is not None else None for k in keys]
+    missing = [i for i, f in enumerate(found) if f is None]
+    if missing:
+        for i, text in zip(missing, greedy_decode(model(), tokenizer, [requests[i] for i in missing], batch_size,
+                                                  progress)):
+            found[i] = text
+        if cache is not None:
+            cache.add({keys[i]: found[i] for i in missing})
+    return found, [i not in missing for i in range(len(requests))]
+
+
+def _forced(model: CachedModel, tokenizer, pairs: list[tuple[str, list[int]]], cache, batch_size: int,
+            progress: bool) -> list[list[bool]]:
+    """Per (prompt text, answer ids): whether the model ranks each answer token first."""
+    keys = [prediction_key(prompt, {"teacher_forced_tokens": answer}) for prompt, answer in pairs]
+    found = [json.loads(v) if (cache is not None and (v := cache.get(k)) is not None) else None for k in keys]
+    missing = [i for i, f in enumerate(found) if f is None]
+    if missing:
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+        items = [(tokenizer(pairs[i][0], add_special_tokens=False).input_ids, pairs[i][1], []) for i in missing]
+        for i, result in zip(missing, force(model(), pad, items, batch_size, progress)):
+            found[i] = [p == t for p, t in zip(result.predicted, pairs[i][1])]
+        if cache is not None:
+            cache.add({keys[i]: json.dumps(found[i]) for i in missing})
+    return found
+
+
+def lorem_rows(model: CachedModel, tokenizer, tokens: int, seed: int, count: int, variant: str, chat: bool,
+               batch_size: int, cache=None, progress: bool = False) -> pl.DataFrame:
+    texts = paragraphs(tokenizer, tokens, count, seed)
+    template = CHAT_ECHO if chat else (ECHO if variant == "echo" else ECHO_BARE)
+    prompts = [model_text(tokenizer, _Chat(template.format(text=t), chat)) for t in texts]
+    references = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
+    stops = ("</paragraph>", "THE_END") if chat else ("<end>",)
+    budget = [len(r) + MARGIN + (8 if chat else 0) for r in references]
+    outputs, cached = _decode(model, tokenizer, [Request(p, b, stops) for p, b in zip(prompts, budget)], cache,
+                              batch_size, progress)
+    outputs = [o.split("<paragraph>")[-1] if chat else o for o in outputs]
+    tokenize = lambda text: tokenizer(text, add_special_tokens=False).input_ids
+    scores = [score_copy(t, o, tokenize) for t, o in zip(texts, outputs)]
+    hits = _forced(model, tokenizer, list(zip(prompts, references)), cache, batch_size, progress)
+    rows = []
+    for i, (text, output, score, reference, hit) in enumerate(zip(texts, outputs, scores, references, hits)):
+        unambiguous, ambiguous = classes(reference)
+        # hit[k]: token k of the reference predicted from everything before it; its "current" token is k - 1.
+        current = [(reference[k - 1], hit[k]) for k in range(1, len(reference))]
+        rows.append({"example": i, "length": tokens, "reference": text, "completion": output, "exact": score.exact,
+                     "too_short": score.too_short, "unambiguous": score.unambiguous, "ambiguous": score.ambiguous,
+                     "breaks_unambiguous": score.breaks_unambiguous, "breaks_ambiguous": score.breaks_ambiguous,
+                     "tf_unambiguous": _mean([h for t, h in current if t in unambiguous]),
+                     "tf_ambiguous": _mean([h for t, h in current if t in ambiguous]),
+                     "max_new_tokens": budget[i], "from_cache": cached[i]})
+    return pl.DataFrame(rows, schema_overrides={"unambiguous": pl.Float64, "ambiguous": pl.Float64,
+                                                "tf_unambiguous": pl.Float64, "tf_ambiguous": pl.Float64})
+
+
+def _mean(values: list[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def git_rows(model: CachedModel, tokenizer, task: str, commits: int, seed: int, count: int, shots: int, variant: str,
+             chat: bool, batch_size: int, cache=None, progress: bool = False) -> pl.DataFrame:
+    lines = git.histories(commits, count, seed)
+    prompts, golds = [], []
+    for i, history in enumerate(lines):
+        rng = np.random.default_rng([seed, commits, i, zlib.crc32(b"git-demonstrations")])
+        others = [j for j in range(count) if j != i]
+        demos = [lines[j] for j in rng.choice(others, size=min(shots, len(others)), replace=False)] if shots else []
+        prompts.append(model_text(tokenizer, _Chat(git.prompt(history, task, demos, variant, chat), chat)))
+        golds.append(git.answer(history, task))
+    lead = "<start>\n" if chat else ""
+    answers = [lead + "\n".join(g) + "\n<end>" for g in golds]
+    answer_ids = [tokenizer(a, add_special_tokens=False).input_ids for a in answers]
+    starts = [_line_starts(tokenizer, lead, g, ids) for g, ids in zip(golds, answer_ids)]
+    budget = [len(a) + MARGIN for a in answer_ids]
+    outputs, cached = _decode(model, tokenizer, [Request(p, b, ("<end>",)) for p, b in zip(prompts, budget)], cache,
+                              batch_size, progress)
+    hits = _forced(model, tokenizer, list(zip(prompts, answer_ids)), cache, batch_size, progress)
+    rows = []
+    for i, (output, gold, hit) in enumerate(zip(outputs, golds, hits)):
+        exact, share = git.score(output, gold)
+        rows.append({"example": i, "length": commits, "task": task, "completion": output, "exact": exact,
+                     "line_share": share, "tf_token_accuracy": _mean(hit),
+                     "tf_line_start": _mean([hit[k] for k in starts[i]]), "max_new_tokens": budget[i],
+                     "from_cache": cached[i]})
+    return pl.DataFrame(rows, schema_overrides={"tf_token_accuracy": pl.Float64, "tf_line_start": pl.Float64})
+
+
+def _line_starts(tokenizer, lead: str, lines: list[str], ids: list[int]) -> list[int]:
+    """Answer-token indices where a line after the first begins: the one place where revert and
+    cherry-pick differ (within a line both copy forward), so where the order of lines is recalled.
+    A line whose start falls inside a token is left out."""
+    found = []
+    for k in range(1, len(lines)):
+        prefix = tokenizer(lead + "\n".join(lines[:k]) + "\n", add_special_tokens=False).input_ids
+        if len(prefix) < len(ids) and ids[:len(prefix)] == prefix:
+            found.append(len(prefix))
+    return found
+
+
+TASKS = ("lorem", *git.TASKS)
+
+
+def settings_of(section: dict, task: str) -> dict:
+    """A task's own settings: lorem's for "lorem", git's for revert and cherry-pick."""
+    return section["lorem" if task == "lorem" else "git"]
+
+
+def predict_realistic(load_model, tokenizer, task: str, length: int, seed: int, settings: dict, batch_size: int,
+                      chat: bool, cache: PredictionCache | None, progress: bool = False) -> pl.DataFrame:
+    """One (task, length, seed) with one model, loaded only if the cache lacks something. task: "lorem",
+    "revert" or "cherrypick"; length: paragraph tokens or commits; settings: that task's section."""
+    if task not in TASKS:
+        raise ValueError(f"unknown realistic task {task!r}; known: {', '.join(TASKS)}")
+    model = CachedModel(load_model)
+    if task == "lorem":
+        frame = lorem_rows(model, tokenizer, length, seed, settings["samples"], settings["variant"], chat, batch_size,
+                           cache, progress).with_columns(pl.lit("lorem").alias("task"))
+    else:
+        frame = git_rows(model, tokenizer, task, length, seed, settings["samples"], settings["shots"],
+                         settings["variant"], chat, batch_size, cache, progress)
+    return frame.with_columns(pl.lit(seed).alias("seed"))

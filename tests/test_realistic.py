@@ -1,0 +1,221 @@
+"""Realistic tasks (paper 4.2): the lorem-ipsum and git data, the ambiguity scorer (with the
+authors' two bugs as tests), predictions with a tiny model, and the workflow stage."""
+
+import itertools
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from lengthgen.icl.cache import PredictionCache
+from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.realistic import git
+from lengthgen.realistic.ambiguity import alignment, alignment_score, breaks, classes, score_copy
+from lengthgen.realistic.lorem import WORDS, paragraph, paragraphs
+from lengthgen.realistic.predict import MARGIN, _line_starts, predict_realistic
+from lengthgen.realistic.tables import realistic_table
+
+TOKENIZER = build_char_tokenizer()
+split = str.split
+
+
+# -- the scorer -----------------------------------------------------------------------------------
+def test_token_classes_follow_the_reference():
+    unambiguous, ambiguous = classes("a b a c d e".split())
+    assert unambiguous == {"b", "c", "d"} and ambiguous == {"a"}  # e only ends it: neither
+
+
+@pytest.mark.parametrize("output, expected", [
+    ("a b c d e f", []),
+    ("a b d e f", [1]),              # c left out: the break follows b
+    ("a b c X d e f", [2]),          # an extra token after c
+    ("a b Y d e f", [1]),            # c replaced
+    ("a b Y Z W d e f", [1]),        # consecutive edits are one break
+    ("X b c d e f", []),             # an error before any match is no break after a copied token
+    ("a X c d e Y", [0, 4]),
+    ("a b c d e f g h", [5]),        # running on after the end
+])
+def test_breaks_on_hand_made_outputs(output, expected):
+    assert breaks("a b c d e f".split(), output.split()) == expected
+
+
+def _best_by_enumeration(reference, output) -> int:
+    """The best global alignment score over every alignment, enumerated path by path."""
+    if not reference or not output:
+        return -(len(reference) + len(output))
+    return max(int(reference[0] == output[0]) + _best_by_enumeration(reference[1:], output[1:]),
+               -1 + _best_by_enumeration(reference[1:], output),
+               -1 + _best_by_enumeration(reference, output[1:]))
+
+
+def test_the_alignment_is_optimal_and_complete_against_enumeration():
+    rng = np.random.default_rng(0)
+    cases = [(list(rng.choice(list("abc"), size=int(rng.integers(0, 6)))),
+              list(rng.choice(list("abcd"), size=int(rng.integers(0, 6))))) for _ in range(150)]
+    cases += [(list(r), list(o)) for r, o in itertools.product(["ab", "aab", "abc"], ["", "ba", "abab", "c"])]
+    for reference, output in cases:
+        steps = alignment(reference, output)
+        assert alignment_score(steps) == _best_by_enumeration(reference, output), (reference, output)
+        assert [i for _, i, _ in steps if i is not None] == list(range(len(reference)))
+        assert [j for _, _, j in steps if j is not None] == list(range(len(output)))
+        assert all((op == "match") == (reference[i] == output[j]) for op, i, j in steps if i is not None and
+                   j is not None)
+
+
+def test_ambiguous_score_divides_by_the_ambiguous_types():
+    """The authors divided both scores by the unambiguous count: this case gave them 1 - 1/3 = 0.667."""
+    score = score_copy("a b a c d e", "a b a X d e", split)
+    assert score.breaks_ambiguous == 1 and score.breaks_unambiguous == 0
+    assert score.ambiguous == 0.0 and score.unambiguous == 1.0
+
+
+def test_exact_and_short_outputs_score_one_and_zero_and_both_count_in_the_average(tmp_path):
+    """The authors averaged only the aligned outputs (here 0.75), skipping exact copies and short ones."""
+    reference = "a b c d a e f g"  # a -> {b, e}: ambiguous; b c d e f: unambiguous (4 types: b c d e f)
+    exact = score_copy(reference, "so: " + reference + " and more", split)  # containment counts as exact
+    near = score_copy(reference, "a b c d a e X g", split)  # one break after e
+    short = score_copy(reference, "a b", split)
+    assert (exact.exact, exact.unambiguous) == (True, 1.0)
+    assert (short.too_short, short.unambiguous) == (True, 0.0)
+    assert near.unambiguous == pytest.approx(1 - 1 / 5)
+    rows = pl.DataFrame([{"model": "m", "task": "lorem", "length": 8, "seed": 0, "exact": s.exact,
+                          "too_short": s.too_short, "unambiguous": s.unambiguous, "ambiguous": s.ambiguous}
+                         for s in (exact, near, short)])
+    rows.write_parquet(tmp_path / "rows.parquet")
+    table = realistic_table([tmp_path / "rows.parquet"], {"m": {"path": "local"}})
+    assert table.get_column("unambiguous")[0] == pytest.approx((1 + 0.8 + 0) / 3)
+    assert table.get_column("samples")[0] == 3
+
+
+def test_length_rule_is_strict_at_three_quarters():
+    assert score_copy("abcd", "abc", list).too_short  # 3/4: not longer than 0.75
+    assert not score_copy("abcde", "abcX", list).too_short  # 4/5
+
+
+# -- lorem-ipsum data -----------------------------------------------------------------------------
+def test_a_paragraph_is_built_as_the_authors_did():
+    texts = [paragraph(np.random.default_rng(seed)) for seed in range(40)]
+    for text in texts:
+        assert len(text.split(". ")) >= 45
+        assert {w.strip(".").lower() for w in text.split()} <= set(WORDS)
+    # A word appended four times to its sentence and a sentence appended four times: both occur.
+    assert any(re.search(r"\b(\w+) \1 \1 \1\b", t) for t in texts)
+    assert any(max(t.split(". ").count(s) for s in t.split(". ")) >= 4 for t in texts)
+
+
+def test_paragraphs_are_seeded_distinct_and_cut_to_the_tokenizer():
+    first = paragraphs(TOKENIZER, 80, 6, seed=0)
+    assert first == paragraphs(TOKENIZER, 80, 6, seed=0)
+    assert first != paragraphs(TOKENIZER, 80, 6, seed=1)
+    assert len(set(first)) == 6
+    assert all(len(TOKENIZER(t, add_special_tokens=False).input_ids) <= 80 for t in first)
+    assert all(len(t) >= 70 for t in first)
+
+
+# -- git ------------------------------------------------------------------------------------------
+def test_git_histories_and_answers():
+    assert len(git.ACTIONS) == 12 and len(git.TOPICS) == 11
+    histories = git.histories(10, 4, seed=0)
+    assert histories == git.histories(10, 4, seed=0) != git.histories(10, 4, seed=1)
+    line = re.compile(rf"^[0-9a-f]{{7}} ({'|'.join(git.ACTIONS)}) ({'|'.join(git.TOPICS)})$")
+    assert all(line.match(x) for h in histories for x in h) and all(len(h) == 10 for h in histories)
+    assert git.answer(histories[0], "revert") == histories[0]
+    assert git.answer(histories[0], "cherrypick") == histories[0][::-1]
+
+
+def test_git_prompts_as_the_authors():
+    history, demos = git.histories(3, 1, seed=0)[0], git.histories(3, 5, seed=2)
+    base = git.prompt(history, "cherrypick", demos, "instruction", chat=False)
+    assert base.startswith("Below is a part of a Git commit history") and "cherry\u2011picked" in base
+    assert base.count("=== NEW HISTORY ===") == 6 and base.count("<end>") == 5
+    assert base.endswith("=== NEW HISTORY ===\n" + "\n".join(history) + "\n=== ANSWER ===\n<start>\n")
+    assert "\n".join(["<start>", *demos[0][::-1], "<end>"]) in base  # demonstrations answer the same task
+    chat = git.prompt(history, "revert", demos, "instruction", chat=True)
+    assert chat.startswith("**NEW HISTORY**") and "=== EXAMPLES ===" in chat and chat.endswith("explain anything.")
+    assert git.prompt(history, "revert", [], "bare", chat=False).startswith("=== NEW HISTORY ===")
+
+
+@pytest.mark.parametrize("completion, expected", [
+    ("l1\nl2\n<end>", (True, 1.0)),
+    ("  l1  \n\nl2\n<end>\nmore", (True, 1.0)),     # stripped, blank lines dropped, nothing after <end>
+    ("Sure:\n<start>\nl1\nl2\n<end>", (True, 1.0)),  # a chat answer between the markers
+    ("l2\nl1\n<end>", (False, 0.0)),
+    ("l1\nl3", (False, 0.5)),
+    ("l1\nl2\nl3\n<end>", (False, 1.0)),             # a line too many is not exact
+])
+def test_git_scoring(completion, expected):
+    assert git.score(completion, ["l1", "l2"]) == expected
+
+
+def test_line_starts_point_at_the_first_token_of_each_later_line():
+    lines = git.histories(3, 1, seed=0)[0]
+    answer = "\n".join(lines) + "\n<end>"
+    ids = TOKENIZER(answer, add_special_tokens=False).input_ids
+    starts = _line_starts(TOKENIZER, "", lines, ids)
+    assert [TOKENIZER.decode(ids[k:k + 7]) for k in starts] == [line[:7] for line in lines[1:]]
+
+
+# -- predictions ----------------------------------------------------------------------------------
+def tiny_model():
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=16, n_layer=1, n_head=2, n_positions=1024,
+                                      eos_token_id=TOKENIZER.eos_token_id)).eval()
+
+
+@pytest.mark.parametrize("task, length", [("lorem", 40), ("revert", 2), ("cherrypick", 3)])
+def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
+    settings = ({"samples": 3, "variant": "echo"} if task == "lorem" else
+                {"samples": 3, "shots": 1, "variant": "instruction"})
+    loads = []
+
+    def load():
+        loads.append(1)
+        return tiny_model()
+
+    cache = PredictionCache(tmp_path, {"model": "tiny"})
+    frame = predict_realistic(load, TOKENIZER, task, length, 0, settings, 2, False, cache)
+    assert frame.height == 3 and set(frame.get_column("task")) == {task} and loads == [1]
+    assert set(frame.get_column("seed")) == {0} and set(frame.get_column("length")) == {length}
+    measures = ["tf_unambiguous", "tf_ambiguous"] if task == "lorem" else ["tf_token_accuracy", "tf_line_start"]
+    for measure in measures:
+        assert frame.get_column(measure).drop_nulls().is_between(0, 1).all()
+    if task == "lorem":  # the budget is the reference's own length, never a cap that cuts the copy
+        lengths = [len(TOKENIZER(r, add_special_tokens=False).input_ids) for r in frame.get_column("reference")]
+        assert frame.get_column("max_new_tokens").to_list() == [n + MARGIN for n in lengths]
+    again = predict_realistic(load, TOKENIZER, task, length, 0, settings, 2, False, cache)
+    assert loads == [1] and again.get_column("from_cache").all()
+    assert again.get_column("completion").to_list() == frame.get_column("completion").to_list()
+
+
+def test_an_unknown_task_is_named():
+    with pytest.raises(ValueError, match="unknown realistic task 'merge'"):
+        predict_realistic(tiny_model, TOKENIZER, "merge", 3, 0, {}, 1, False, None)
+
+
+# -- the workflow stage ---------------------------------------------------------------------------
+@pytest.mark.slow
+def test_realistic_stage_end_to_end(tmp_path):
+    from snakemake_runner import planned_jobs, smoke_config, snakemake
+    from tiny_models import save_tiny_model
+
+    save_tiny_model(tmp_path / "tiny")
+    config = smoke_config()
+    config["scratch"]["enabled"] = False
+    config["models"] = {"tiny": {"path": str(tmp_path / "tiny")}}
+    config["realistic"] = {"models": ["tiny"], "batch_size": 4,
+                           "lorem": {"lengths": [40], "samples": 3, "variant": "echo_bare"},
+                           "git": {"lengths": [2], "samples": 3, "shots": 0, "variant": "bare"}}
+    run = snakemake(tmp_path, config, "results/tables/realistic.parquet", "results/figures/realistic.png")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    table = pl.read_parquet(tmp_path / "results" / "tables" / "realistic.parquet")
+    assert sorted(table.get_column("task")) == ["cherrypick", "lorem", "revert"]
+    assert set(table.get_column("samples")) == {3}
+    assert "## Git revert" in (tmp_path / "results" / "tables" / "realistic.md").read_text()
+    # Other lorem settings rerun lorem only; one more commit length adds just its two jobs.
+    config["realistic"]["lorem"]["samples"] = 4
+    config["realistic"]["git"]["lengths"] = [2, 3]
+    jobs = {(w["realistic"], w["length"]) for rule, w in planned_jobs(tmp_path, config) if rule == "realistic_predict"}
+    assert jobs == {("lorem", "40"), ("revert", "3"), ("cherrypick", "3")}

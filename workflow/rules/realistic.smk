@@ -1,0 +1,38 @@
+# Realistic tasks (paper section 4.2): one job per (model, task, length, seed), through the in-context
+# prediction cache; then one table over every model.
+
+
+rule realistic_predict:
+    input:
+        unpack(lambda w: model_inputs(w.model)),
+    output:
+        REALISTIC,
+    params:
+        section=realistic_params,
+        cache_dir=config["icl"]["cache"],
+    resources:
+        gpu=lambda w: config["models"][w.model]["gpus"],
+    log:
+        log_path("realistic_predict", "{model}/{realistic}/len{length}/seed{seed}"),
+    benchmark:
+        benchmark_path("realistic_predict", "{model}/{realistic}/len{length}/seed{seed}")
+    conda:
+        ENV
+    script:
+        "../scripts/realistic_predict.py"
+
+
+rule realistic_table:
+    input:
+        realistic_predictions(),
+    output:
+        **table_outputs("realistic"),
+    params:
+        section={"realistic": config["realistic"], "seeds": config["seeds"],
+                 "models": {m: config["models"][m] for m in config["realistic"]["models"]}},
+    log:
+        log_path("realistic_table"),
+    run:
+        from lengthgen.realistic.tables import write_realistic_table
+
+        write_realistic_table(input, params.section, output)
