@@ -68,6 +68,16 @@ def test_bad_config_names_the_key(path, value, key, words):
     assert f"config key {key}" in str(error.value)
 
 
+def test_stacking_refuses_length_buckets():
+    config = with_change("scratch.stack", True)
+    config["scratch"]["family_overrides"] = {"copying": {"training": {"length_buckets": 3}}}
+    with pytest.raises(ConfigError, match=r"config key scratch.family_overrides.copying.training.length_buckets: 3 "
+                                          r"with scratch.stack"):
+        validate_config(config)
+    config["scratch"]["stack"] = False
+    validate_config(config)
+
+
 def test_workflow_stops_before_any_job(repo, tmp_path):
     """A bad config: non-zero exit, the message, and nothing written."""
     bad = tmp_path / "bad.yaml"

@@ -85,3 +85,93 @@ def test_incompatible_runs_are_refused():
     runs[1].settings.lr = 1e-3
     with pytest.raises(ValueError, match="same architecture, settings"):
         StackedRuns(runs)
+
+
+# -- stacked runs in the workflow (scratch.stack) -----------------------------------------------
+def stacked_config(stack: bool, max_steps: int = 20) -> dict:
+    from snakemake_runner import smoke_config
+
+    config = smoke_config()
+    config.update(tasks=["UR", "UL", "NB"], seeds=[0, 1])
+    config["scratch"].update(stack=stack, positional_encodings=["rope"])
+    config["scratch"]["training"].update(max_steps=max_steps, checkpoint_every=10, eval_every=10, early_stop=False)
+    return config
+
+
+def trained(workdir, tasks=("UR", "UL", "NB"), seeds=(0, 1)) -> dict:
+    from safetensors.torch import load_file
+
+    return {(t, s): load_file(workdir / "results" / "scratch" / t / "rope" / f"seed{s}" / "model" / "model.safetensors")
+            for t in tasks for s in seeds}
+
+
+TRAINED = [f"results/scratch/{t}/rope/seed{s}/training.parquet" for t in ("UR", "UL", "NB") for s in (0, 1)]
+
+
+@pytest.mark.slow
+def test_stacked_jobs_write_the_models_one_job_per_run_writes(tmp_path):
+    import polars as pl
+
+    from snakemake_runner import planned_jobs, snakemake
+
+    for name in ("single", "stacked"):
+        (tmp_path / name).mkdir()
+    jobs = planned_jobs(tmp_path / "stacked", stacked_config(True))
+    trains = sorted(rule for rule, _ in jobs if rule.startswith("scratch_"))
+    # UR with its mirror UL (same settings), NB alone (its mirror NF is not in the grid); every seed.
+    assert [r for r in trains if r != "scratch_eval"] == ["scratch_stack_NB", "scratch_stack_UR_UL", "scratch_table"]
+    for name, stack in (("single", False), ("stacked", True)):
+        run = snakemake(tmp_path / name, stacked_config(stack), *TRAINED)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    single, stacked = trained(tmp_path / "single"), trained(tmp_path / "stacked")
+    for key, weights in single.items():
+        assert all(torch.allclose(weights[n], stacked[key][n], atol=1e-5) for n in weights), key
+    for path in TRAINED:
+        a, b = (pl.read_parquet(tmp_path / name / path) for name in ("single", "stacked"))
+        assert a.get_column("step").to_list() == b.get_column("step").to_list()
+        assert a.get_column("train_loss").to_list() == pytest.approx(b.get_column("train_loss").to_list(), rel=1e-4)
+
+
+@pytest.mark.slow
+def test_a_killed_stacked_job_resumes_through_snakemake_bit_for_bit(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    from snakemake_runner import SNAKEFILE, snakemake
+
+    config = stacked_config(True, max_steps=60)
+    config["tasks"] = ["UR", "UL"]
+    targets = [t for t in TRAINED if "/NB/" not in t]
+    for name in ("straight", "killed"):
+        (tmp_path / name).mkdir()
+    run = snakemake(tmp_path / "straight", config, *targets)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    (tmp_path / "killed" / "config.yaml").write_text(yaml.safe_dump(config))
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--directory", str(tmp_path / "killed"),
+         "--configfile", str(tmp_path / "killed" / "config.yaml"), "--cores", "1", *targets],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    last = tmp_path / "killed" / "results" / "checkpoints" / "scratch" / "UL" / "rope" / "seed1" / "state.pt"
+    deadline = time.time() + 300
+    while not last.exists() and time.time() < deadline:
+        time.sleep(0.005)
+    os.killpg(victim.pid, signal.SIGKILL)  # Snakemake and its job, mid-run
+    victim.wait()
+    assert not (tmp_path / "killed" / "results" / "scratch" / "UR" / "rope" / "seed0" / "training.parquet").exists()
+
+    assert snakemake(tmp_path / "killed", config, "--unlock").returncode == 0  # what a user does after a kill
+    run = snakemake(tmp_path / "killed", config, "--rerun-incomplete", *targets)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    from lengthgen.results.tables import read_provenance
+
+    record = read_provenance(tmp_path / "killed" / targets[0])
+    assert 0 < record["resumed_from"] < 60 and record["stacked_with"] == 4
+    a, b = trained(tmp_path / "straight", ("UR", "UL")), trained(tmp_path / "killed", ("UR", "UL"))
+    for key in a:
+        assert all(torch.equal(a[key][n], b[key][n]) for n in a[key]), key

@@ -3,6 +3,9 @@
 # hold only rules (and one-line lambdas) that call these.
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import yaml
 
 from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, per_family, scratch_bins,
                               scratch_family_settings, scratch_lengths, validate_config)
@@ -148,6 +151,7 @@ def data_files():
 
 # -- from scratch ------------------------------------------------------------------------------
 SCRATCH = f"{RESULTS}/scratch/{{task}}/{{pe}}/seed{{seed}}"
+SCRATCH_CHECKPOINTS = f"{RESULTS}/checkpoints/scratch/{{task}}/{{pe}}/seed{{seed}}"
 
 
 def scratch_enabled():
@@ -179,6 +183,39 @@ def scratch_train_params(wildcards):
         "training": training,
         "eos": scratch_eos(task),
     }
+
+
+def scratch_stacks():
+    """With scratch.stack, the tasks trained together, one job per positional encoding: each task
+    with its mirror where both are in the grid and train with the same settings, every seed."""
+    if not (config["scratch"]["enabled"] and config["scratch"]["stack"]):
+        return []
+    same = lambda a, b: all(scratch_train_params(SimpleNamespace(task=a, pe=pe)) ==
+                            scratch_train_params(SimpleNamespace(task=b, pe=pe))
+                            for pe in config["scratch"]["positional_encodings"])
+    stacks, placed = [], set()
+    for name in config["tasks"]:
+        if name in placed:
+            continue
+        mirror = TASKS[name].mirror
+        stack = [name, mirror] if mirror in TASKS and mirror not in placed and same(name, mirror) else [name]
+        placed.update(stack)
+        stacks.append(stack)
+    return stacks
+
+
+def profile_resources(rule):
+    """A rule's resources in the workflow profile (stacked rules, named by their tasks, take
+    scratch_train's: the profile stays the one place they are set)."""
+    profile = yaml.safe_load((Path(workflow.basedir) / "profiles" / "default" / "config.yaml").read_text())
+    return profile["set-resources"].get(rule, {}), profile["set-threads"].get(rule, 1)
+
+
+def scratch_stack_members(stack, pe):
+    """Every run of a stack: its task, seed, settings and where its model and checkpoints go."""
+    return [{"task": task, "seed": seed, "section": scratch_train_params(SimpleNamespace(task=task, pe=pe)),
+             "checkpoint_dir": SCRATCH_CHECKPOINTS.format(task=task, pe=pe, seed=seed)}
+            for task in stack for seed in config["seeds"]]
 
 
 def scratch_train_cost(wildcards):

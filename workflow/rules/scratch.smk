@@ -7,7 +7,7 @@ rule scratch_train:
         history=f"{SCRATCH}/training.parquet",
     params:
         section=scratch_train_params,
-        checkpoint_dir=f"{RESULTS}/checkpoints/scratch/{{task}}/{{pe}}/seed{{seed}}",
+        checkpoint_dir=SCRATCH_CHECKPOINTS,
     priority: scratch_train_cost
     log:
         log_path("scratch_train", "{task}/{pe}/seed{seed}"),
@@ -17,6 +17,36 @@ rule scratch_train:
         ENV
     script:
         "../scripts/scratch_train.py"
+
+
+# With scratch.stack: one job per (task and its mirror, PE) trains every seed of both as one stacked
+# run and writes exactly the files scratch_train would (scratch_train then makes none of them).
+STACK_RESOURCES, STACK_THREADS = profile_resources("scratch_train")
+for stack in scratch_stacks():
+    name = "scratch_stack_" + "_".join(stack)
+
+    rule:
+        name:
+            name
+        output:
+            [f(SCRATCH.format(task=task, pe="{pe}", seed=seed)) for task in stack for seed in config["seeds"]
+             for f in (lambda p: directory(f"{p}/model"), lambda p: f"{p}/training.parquet")],
+        params:
+            members=lambda w, stack=stack: scratch_stack_members(stack, w.pe),
+        threads: STACK_THREADS
+        resources:
+            **STACK_RESOURCES,
+        priority: lambda w, stack=stack: sum(scratch_train_cost(SimpleNamespace(task=t, pe=w.pe)) for t in stack)
+        log:
+            log_path("scratch_stack", "_".join(stack) + "/{pe}"),
+        benchmark:
+            benchmark_path("scratch_stack", "_".join(stack) + "/{pe}")
+        conda:
+            ENV
+        script:
+            "../scripts/scratch_train_stack.py"
+
+    workflow.ruleorder(name, "scratch_train")
 
 
 rule scratch_eval:

@@ -143,6 +143,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     if error is not None:
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
     check_family_overrides(config, schema)
+    check_stacking(config)
     check_architectures(config)
     check_grid(config)
     add_shipped_models(config)
@@ -179,6 +180,19 @@ def check_architectures(config: dict) -> None:
         if (model["d_model"] // model["heads"]) % 2:
             raise ConfigError(f"config key {key}.d_model: RoPE rotates pairs of dimensions, so d_model / heads "
                               f"({model['d_model']} / {model['heads']}) must be even")
+
+
+def check_stacking(config: dict) -> None:
+    """A stack pads every row to one width: micro-batches by length cannot be stacked."""
+    if not config["scratch"]["stack"]:
+        return
+    for family in FAMILIES:
+        buckets = scratch_family_settings(config["scratch"], family)["training"]["length_buckets"]
+        if buckets > 1:
+            key = ("scratch.family_overrides." + family if family in config["scratch"]["family_overrides"]
+                   else "scratch") + ".training.length_buckets"
+            raise ConfigError(f"config key {key}: {buckets} with scratch.stack: a stacked run pads every row to "
+                              "one width, so it takes length_buckets 1 (or set scratch.stack: false)")
 
 
 def check_family_overrides(config: dict, schema: dict) -> None:

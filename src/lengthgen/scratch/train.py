@@ -17,16 +17,14 @@ from ..models.vocab import build_tokenizer, vocab_size
 from ..tasks import LengthBin, Task
 
 
-def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir, checkpoint_dir,
-                        progress: bool = True) -> dict:
-    """Train one (task, PE, seed) model and save it as a Hugging Face directory.
+def scratch_run(task: Task, pe: str, seed: int, section: dict, checkpoint_dir) -> TrainingRun:
+    """One (task, PE, seed) training run, resumed from its checkpoints if they exist.
 
     section: {"data": generator settings, "train_lengths", "max_length" (longest test context),
               "model": {...}, "training": {... with "schedule" resolved for this PE},
               "eos": {"train": bool, "score": bool} for the task's family}
     """
     data = section["data"]
-    alphabet = data["alphabet_size"]
     train_bin = LengthBin.parse(section["train_lengths"])
     architecture = dict(section["model"])
     layout = scratch_layout(task, section["eos"])
@@ -34,19 +32,39 @@ def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir
     positions = architecture.pop("max_positions", None) or needed
     if positions < needed:
         raise ValueError(f"scratch.model.max_positions {positions} is shorter than the longest sequence ({needed} tokens)")
-    model = build_model(pe, vocab_size(alphabet), positions, seed=seed, **architecture)
+    model = build_model(pe, vocab_size(data["alphabet_size"]), positions, seed=seed, **architecture)
     settings = TrainSettings.from_config(section["training"], keep="last")
     stream = TrainingStream(task, data, train_bin, settings.batch_size, seed,
                             positions if uses_absolute_positions(model) else None, layout)
     validation, targets = encoded_examples(task, data, train_bin, settings.eval_examples, seed, "validation", layout)
-    run = TrainingRun(
+    return TrainingRun(
         model, settings, stream,
         lambda m: teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision),
         checkpoint_dir, fingerprint={"task": task.name, "pe": pe, "seed": seed, "section": section},
         name=f"{task.name}/{pe}/seed{seed}")
-    train([run], progress=progress)
-    save_hf_directory(run.final_model(), build_tokenizer(alphabet), model_dir)
-    return run.summary()
+
+
+def train_scratch_models(members: list[dict], progress: bool = True, stack: bool = False) -> list[dict]:
+    """Train runs in one process and save each as a Hugging Face directory; returns their summaries.
+
+    members: {"task", "pe", "seed", "section", "model_dir", "checkpoint_dir"} each. stack: runs of
+    one architecture and settings share each step (`engine.stacked`), with the same per-run
+    checkpoints, histories and weights (up to rounding) as one run per process.
+    """
+    runs = [scratch_run(m["task"], m["pe"], m["seed"], m["section"], m["checkpoint_dir"]) for m in members]
+    train(runs, progress=progress, stack=stack)
+    for run, member in zip(runs, members):
+        save_hf_directory(run.final_model(), build_tokenizer(member["section"]["data"]["alphabet_size"]),
+                          member["model_dir"])
+    return [run.summary() for run in runs]
+
+
+def train_scratch_model(task: Task, pe: str, seed: int, section: dict, model_dir, checkpoint_dir,
+                        progress: bool = True) -> dict:
+    """Train one (task, PE, seed) model (see `scratch_run`) and save it as a Hugging Face directory."""
+    member = {"task": task, "pe": pe, "seed": seed, "section": section, "model_dir": model_dir,
+              "checkpoint_dir": checkpoint_dir}
+    return train_scratch_models([member], progress)[0]
 
 
 def scratch_layout(task: Task, eos: dict) -> Layout:
