@@ -29,7 +29,7 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
                             "eval_examples": 8, "eval_batch_size": 4, "length_buckets": 1,
                             "warmup_ratio": None, "max_grad_norm": 1.0, "early_stop": False}}
     summary = pretrain(section, tmp_path / "model", tmp_path / "ckpt", progress=False)
-    assert summary["steps"] == 6 and summary["tokens_seen"] == 6 * 4 * 64 and len(summary["corpus_hash"]) == 16
+    assert summary["steps"] == 6 and summary["tokens_seen"] == 6 * 4 * 96 and len(summary["corpus_hash"]) == 16
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "model")
     assert model.dtype == torch.float16
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "model")

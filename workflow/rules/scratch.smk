@@ -23,11 +23,12 @@ rule scratch_train:
 # run and writes exactly the files scratch_train would (scratch_train then makes none of them).
 STACK_RESOURCES, STACK_THREADS = profile_resources("scratch_train")
 for stack in scratch_stacks():
-    name = "scratch_stack_" + "_".join(stack)
+    stack_tasks = "_".join(stack)
+    stack_rule = f"scratch_stack_{stack_tasks}"
 
     rule:
         name:
-            name
+            stack_rule
         output:
             [f(SCRATCH.format(task=task, pe="{pe}", seed=seed)) for task in stack for seed in config["seeds"]
              for f in (lambda p: directory(f"{p}/model"), lambda p: f"{p}/training.parquet")],
@@ -38,15 +39,15 @@ for stack in scratch_stacks():
             **STACK_RESOURCES,
         priority: lambda w, stack=stack: sum(scratch_train_cost(SimpleNamespace(task=t, pe=w.pe)) for t in stack)
         log:
-            log_path("scratch_stack", "_".join(stack) + "/{pe}"),
+            log_path("scratch_stack", f"{stack_tasks}/{{pe}}"),
         benchmark:
-            benchmark_path("scratch_stack", "_".join(stack) + "/{pe}")
+            benchmark_path("scratch_stack", f"{stack_tasks}/{{pe}}")
         conda:
             ENV
         script:
             "../scripts/scratch_train_stack.py"
 
-    workflow.ruleorder(name, "scratch_train")
+    workflow.ruleorder(stack_rule, "scratch_train")
 
 
 rule scratch_eval:
