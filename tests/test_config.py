@@ -104,3 +104,22 @@ def test_lengths_per_family():
     config["scratch"]["test_bins"] = {"retrieval": ["1-8"]}
     with pytest.raises(ConfigError, match="config key scratch.test_bins"):
         validate_config(config)
+
+
+def test_long_finetune_preset_changes_only_the_default_fine_tuning_budget():
+    """configs/finetune_long.yaml is quoted beside the default's fine-tuned table as the same
+    experiment with more steps: it must not drift from config.yaml in anything else."""
+    repo = __import__("conftest").REPO
+    default = validate_config(yaml.safe_load(open(repo / "config.yaml")), check_availability=False)
+    long = validate_config(yaml.safe_load(open(repo / "configs" / "finetune_long.yaml")), check_availability=False)
+    assert long["tasks"] == default["tasks"] and long["seeds"] == default["seeds"]
+    assert long["data"]["finetune"] == default["data"]["finetune"]
+    assert long["models"] == default["models"]
+    budget = ("batch_size", "max_steps")
+    assert {k: v for k, v in long["finetune"]["training"].items() if k not in budget} == \
+        {k: v for k, v in default["finetune"]["training"].items() if k not in budget}
+    assert {k: v for k, v in long["finetune"].items() if k != "training"} == \
+        {k: v for k, v in default["finetune"].items() if k != "training"}
+    steps = {c["finetune"]["training"]["batch_size"] * c["finetune"]["training"]["max_steps"] for c in (default, long)}
+    assert max(steps) == 4 * min(steps)
+    assert not long["scratch"]["enabled"] and not long["icl"]["models"]
