@@ -1,9 +1,7 @@
 """Adapter: fine-tune one registry model on one task (one seed)."""
 from lengthgen.config import model_entry
-from lengthgen.engine.run import history_frame
+from lengthgen.engine.run import write_history
 from lengthgen.finetune.train import finetune_model
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
 from lengthgen.runtime import start_job
 from lengthgen.tasks import get_task
 
@@ -12,5 +10,4 @@ w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
 entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
 summary = finetune_model(entry, get_task(w.task), seed, section, snakemake.output.model, snakemake.params.checkpoint_dir)
-extra = {"wildcards": dict(w), **{k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}}
-write_parquet(history_frame(summary), snakemake.output.history, collect(section, seed=seed, device=device, extra=extra))
+write_history(summary, snakemake.output.history, section, seed, device, dict(w))

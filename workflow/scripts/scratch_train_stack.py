@@ -1,8 +1,6 @@
 """Adapter: train every run of one stack (a task and its mirror, every seed, one PE) as one stacked
 run, writing each run's model and history as scratch_train would."""
-from lengthgen.engine.run import history_frame
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.engine.run import write_history
 from lengthgen.runtime import start_job
 from lengthgen.scratch.train import train_scratch_models
 from lengthgen.tasks import get_task
@@ -14,7 +12,5 @@ runs = [{**m, "task": get_task(m["task"]), "pe": pe, "model_dir": outputs[2 * i]
 summaries = train_scratch_models(runs, progress=True, stack=True)
 for i, (member, summary) in enumerate(zip(members, summaries)):
     wildcards = {"task": member["task"], "pe": pe, "seed": str(member["seed"])}
-    extra = {"wildcards": wildcards, "stacked_with": len(members),
-             **{k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}}
-    write_parquet(history_frame(summary), outputs[2 * i + 1],
-                  collect(member["section"], seed=member["seed"], device=device, extra=extra))
+    write_history(summary, outputs[2 * i + 1], member["section"], member["seed"], device, wildcards,
+                  stacked_with=len(members))

@@ -187,3 +187,14 @@ def history_frame(summary: dict):
     return pl.DataFrame({"step": history["steps"], "train_loss": history["losses"],
                          "validation_accuracy": history["accuracies"]},
                         schema={"step": pl.Int64, "train_loss": pl.Float64, "validation_accuracy": pl.Float64})
+
+
+def write_history(summary: dict, path, section: dict, seed: int, device: str, wildcards: dict, **extra) -> None:
+    """A finished run's history table with its provenance: the settings, seed and device, the job's
+    wildcards, and where the run stopped, what it kept and where it resumed from."""
+    from ..results.provenance import collect
+    from ..results.tables import write_parquet
+
+    outcome = {k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}
+    write_parquet(history_frame(summary), path,
+                  collect(section, seed=seed, device=device, extra={"wildcards": wildcards, **extra, **outcome}))
