@@ -9,6 +9,7 @@ import yaml
 
 from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, per_family, scratch_bins,
                               scratch_family_settings, scratch_lengths, validate_config)
+from lengthgen.realistic import TASKS as REALISTIC_TASKS
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
 # Relative model paths are looked up in the working directory, then in the repository (where the
@@ -52,7 +53,7 @@ wildcard_constraints:
     pe="ape|rope|nope",
     model=r"[A-Za-z0-9_.-]+",
     subject=r"[A-Za-z0-9_.-]+",
-    realistic="lorem|revert|cherrypick",
+    realistic="|".join(REALISTIC_TASKS),
     length=r"\d+",
 
 
@@ -443,7 +444,7 @@ def realistic_params(wildcards):
 
 def realistic_predictions():
     return [REALISTIC.format(model=model, realistic=task, length=length, seed=seed)
-            for model in config["realistic"]["models"] for task in ("lorem", "revert", "cherrypick")
+            for model in config["realistic"]["models"] for task in REALISTIC_TASKS
             for length in realistic_settings(task)["lengths"] for seed in config["seeds"]]
 
 

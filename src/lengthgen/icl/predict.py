@@ -36,15 +36,16 @@ def symbol_separator(tokenizer, setting: str = "auto") -> str:
     return "" if per_char else " "
 
 
-def model_text(tokenizer, prompt) -> str:
-    """The exact text the model is given: a chat prompt in the model's own template."""
-    if not prompt.chat:
-        return prompt.text
-    messages = [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.text}]
+def model_text(tokenizer, text: str, system: str | None = None) -> str:
+    """The exact text the model is given: with a system prompt, `text` as a chat in the model's own
+    template; without one, `text` itself."""
+    if system is None:
+        return text
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
     try:
         return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     except Exception:  # templates without a system role: the system prompt opens the user message
-        merged = [{"role": "user", "content": f"{prompt.system}\n\n{prompt.text}"}]
+        merged = [{"role": "user", "content": f"{system}\n\n{text}"}]
         return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
 
 
@@ -81,42 +82,51 @@ class CachedModel:
         return self.model
 
 
-def _cached(cache: PredictionCache | None, keys: list[str]):
+def cached_values(cache: PredictionCache | None, keys: list[str]):
+    """The cached value of each key (None where there is none), and the indices of those missing."""
     found = [cache.get(k) if cache is not None else None for k in keys]
     return found, [i for i, value in enumerate(found) if value is None]
 
 
-def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,
-                 cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
-    """Greedy answers and teacher-forced measures of one file's prompts, with their scores."""
-    chat = prompts[0].chat if prompts else False
-    texts = [model_text(tokenizer, p) for p in prompts]
-    stops = ("</target>",) if chat else STOPS[task.family]
-    budgets = [len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
-               + BUDGET_MARGIN for p in prompts]
-    requests = [Request(text, budget, stops) for text, budget in zip(texts, budgets)]
-    decode_keys = [prediction_key(r.prompt, {"greedy": True, "max_new_tokens": r.max_new_tokens, "stop": list(r.stop)})
-                   for r in requests]
-    completions, missing = _cached(cache, decode_keys)
+def decode_cached(model: CachedModel, tokenizer, requests: list[Request], cache: PredictionCache | None,
+                  batch_size: int, progress: bool = False) -> tuple[list[str], list[bool], dict[str, str]]:
+    """Greedy completions, from the cache where it has them; the model decodes (and is loaded) only for
+    the rest. Returns the completions, which came from the cache, and the new cache entries (the
+    caller stores them with whatever else it made, as one shard)."""
+    keys = [prediction_key(r.prompt, {"greedy": True, "max_new_tokens": r.max_new_tokens, "stop": list(r.stop)})
+            for r in requests]
+    completions, missing = cached_values(cache, keys)
     from_cache = [c is not None for c in completions]
     if missing:
         decoded = greedy_decode(model(), tokenizer, [requests[i] for i in missing], batch_size=batch_size,
                                 progress=progress)
         for i, completion in zip(missing, decoded):
             completions[i] = completion
+    return completions, from_cache, {keys[i]: completions[i] for i in missing}
+
+
+def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,
+                 cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
+    """Greedy answers and teacher-forced measures of one file's prompts, with their scores."""
+    chat = prompts[0].chat if prompts else False
+    texts = [model_text(tokenizer, p.text, p.system if p.chat else None) for p in prompts]
+    stops = ("</target>",) if chat else STOPS[task.family]
+    budgets = [len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
+               + BUDGET_MARGIN for p in prompts]
+    requests = [Request(text, budget, stops) for text, budget in zip(texts, budgets)]
+    completions, from_cache, decoded = decode_cached(model, tokenizer, requests, cache, batch_size, progress)
     items = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat))
              for text, p, row in zip(texts, prompts, rows)]
     teacher_keys = [prediction_key(i.prompt, {"teacher_forced": i.continuation, "neighbours": i.neighbours})
                     for i in items]
-    stored, teacher_missing = _cached(cache, teacher_keys)
+    stored, teacher_missing = cached_values(cache, teacher_keys)
     scores = [json.loads(s) if s is not None else None for s in stored]
     if teacher_missing:
         for i, result in zip(teacher_missing, teacher_forced(model(), tokenizer, [items[i] for i in teacher_missing],
                                                              batch_size, progress)):
             scores[i] = result
     if cache is not None:
-        cache.add({**{decode_keys[i]: completions[i] for i in missing},
-                   **{teacher_keys[i]: json.dumps(scores[i]) for i in teacher_missing}})
+        cache.add({**decoded, **{teacher_keys[i]: json.dumps(scores[i]) for i in teacher_missing}})
     predicted = [authors_prediction(task, c, chat) for c in completions]
     return pl.DataFrame({
         "example": [r["example"] for r in rows],

@@ -4,3 +4,7 @@ backward copy).
 
 Rule: `realistic_predict` per (model, task), `realistic_table` (workflow/rules/realistic.smk).
 """
+
+from .git import TASKS as GIT_TASKS
+
+TASKS = ("lorem", *GIT_TASKS)  # the workflow's {realistic} wildcard

@@ -17,11 +17,11 @@ import zlib
 import numpy as np
 import polars as pl
 
-from ..engine.decoding import Request, greedy_decode
+from ..engine.decoding import Request
 from ..icl.cache import PredictionCache, prediction_key
-from ..icl.predict import CachedModel, model_text
-from ..icl.teacher import force
-from . import git
+from ..icl.predict import CachedModel, cached_values, decode_cached, model_text
+from ..icl.teacher import force, pad_id
+from . import TASKS, git
 from .ambiguity import classes, score_copy
 from .lorem import paragraphs
 
@@ -43,57 +43,44 @@ SYSTEM = ("You are a very careful and precise assistant. You always follow the i
           "You never generate code.")
 
 
-class _Chat:
-    """A prompt in the shape `icl.predict.model_text` takes."""
-
-    def __init__(self, text: str, chat: bool):
-        self.text, self.chat, self.system = text, chat, SYSTEM
-
-
-def _decode(model: CachedModel, tokenizer, requests: list[Request], cache, batch_size: int, progress: bool):
-    keys = [prediction_key(r.prompt, {"greedy": True, "max_new_tokens": r.max_new_tokens, "stop": list(r.stop)})
-            for r in requests]
-    found = [cache.get(k) if cache is not None else None for k in keys]
-    missing = [i for i, f in enumerate(found) if f is None]
-    if missing:
-        for i, text in zip(missing, greedy_decode(model(), tokenizer, [requests[i] for i in missing], batch_size,
-                                                  progress)):
-            found[i] = text
-        if cache is not None:
-            cache.add({keys[i]: found[i] for i in missing})
-    return found, [i not in missing for i in range(len(requests))]
-
-
-def _forced(model: CachedModel, tokenizer, pairs: list[tuple[str, list[int]]], cache, batch_size: int,
-            progress: bool) -> list[list[bool]]:
-    """Per (prompt text, answer ids): whether the model ranks each answer token first."""
+def _forced(model: CachedModel, tokenizer, pairs: list[tuple[str, list[int]]], cache,
+            batch_size: int, progress: bool) -> tuple[list[list[bool]], dict[str, str]]:
+    """Per (prompt text, answer ids): whether the model ranks each answer token first; and the new
+    cache entries."""
     keys = [prediction_key(prompt, {"teacher_forced_tokens": answer}) for prompt, answer in pairs]
-    found = [json.loads(v) if (cache is not None and (v := cache.get(k)) is not None) else None for k in keys]
-    missing = [i for i, f in enumerate(found) if f is None]
+    stored, missing = cached_values(cache, keys)
+    found = [json.loads(v) if v is not None else None for v in stored]
     if missing:
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
         items = [(tokenizer(pairs[i][0], add_special_tokens=False).input_ids, pairs[i][1], []) for i in missing]
-        for i, result in zip(missing, force(model(), pad, items, batch_size, progress)):
+        for i, result in zip(missing, force(model(), pad_id(tokenizer), items, batch_size, progress)):
             found[i] = [p == t for p, t in zip(result.predicted, pairs[i][1])]
-        if cache is not None:
-            cache.add({keys[i]: json.dumps(found[i]) for i in missing})
-    return found
+    return found, {keys[i]: json.dumps(found[i]) for i in missing}
+
+
+def _predict(model: CachedModel, tokenizer, requests: list[Request], answers: list[list[int]], cache,
+             batch_size: int, progress: bool):
+    """Greedy completions and teacher-forced hits of the same prompts, new entries cached as one shard."""
+    outputs, cached, decoded = decode_cached(model, tokenizer, requests, cache, batch_size, progress)
+    hits, forced = _forced(model, tokenizer, [(r.prompt, a) for r, a in zip(requests, answers)], cache, batch_size,
+                           progress)
+    if cache is not None and (decoded or forced):
+        cache.add({**decoded, **forced})
+    return outputs, cached, hits
 
 
 def lorem_rows(model: CachedModel, tokenizer, tokens: int, seed: int, count: int, variant: str, chat: bool,
                batch_size: int, cache=None, progress: bool = False) -> pl.DataFrame:
     texts = paragraphs(tokenizer, tokens, count, seed)
     template = CHAT_ECHO if chat else (ECHO if variant == "echo" else ECHO_BARE)
-    prompts = [model_text(tokenizer, _Chat(template.format(text=t), chat)) for t in texts]
+    prompts = [model_text(tokenizer, template.format(text=t), SYSTEM if chat else None) for t in texts]
     references = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
     stops = ("</paragraph>", "THE_END") if chat else ("<end>",)
     budget = [len(r) + MARGIN + (8 if chat else 0) for r in references]
-    outputs, cached = _decode(model, tokenizer, [Request(p, b, stops) for p, b in zip(prompts, budget)], cache,
-                              batch_size, progress)
+    outputs, cached, hits = _predict(model, tokenizer, [Request(p, b, stops) for p, b in zip(prompts, budget)],
+                                     references, cache, batch_size, progress)
     outputs = [o.split("<paragraph>")[-1] if chat else o for o in outputs]
     tokenize = lambda text: tokenizer(text, add_special_tokens=False).input_ids
     scores = [score_copy(t, o, tokenize) for t, o in zip(texts, outputs)]
-    hits = _forced(model, tokenizer, list(zip(prompts, references)), cache, batch_size, progress)
     rows = []
     for i, (text, output, score, reference, hit) in enumerate(zip(texts, outputs, scores, references, hits)):
         unambiguous, ambiguous = classes(reference)
@@ -121,16 +108,15 @@ def git_rows(model: CachedModel, tokenizer, task: str, commits: int, seed: int, 
         rng = np.random.default_rng([seed, commits, i, zlib.crc32(b"git-demonstrations")])
         others = [j for j in range(count) if j != i]
         demos = [lines[j] for j in rng.choice(others, size=min(shots, len(others)), replace=False)] if shots else []
-        prompts.append(model_text(tokenizer, _Chat(git.prompt(history, task, demos, variant, chat), chat)))
+        prompts.append(model_text(tokenizer, git.prompt(history, task, demos, variant, chat), SYSTEM if chat else None))
         golds.append(git.answer(history, task))
     lead = "<start>\n" if chat else ""
     answers = [lead + "\n".join(g) + "\n<end>" for g in golds]
     answer_ids = [tokenizer(a, add_special_tokens=False).input_ids for a in answers]
     starts = [_line_starts(tokenizer, lead, g, ids) for g, ids in zip(golds, answer_ids)]
     budget = [len(a) + MARGIN for a in answer_ids]
-    outputs, cached = _decode(model, tokenizer, [Request(p, b, ("<end>",)) for p, b in zip(prompts, budget)], cache,
-                              batch_size, progress)
-    hits = _forced(model, tokenizer, list(zip(prompts, answer_ids)), cache, batch_size, progress)
+    outputs, cached, hits = _predict(model, tokenizer, [Request(p, b, ("<end>",)) for p, b in zip(prompts, budget)],
+                                     answer_ids, cache, batch_size, progress)
     rows = []
     for i, (output, gold, hit) in enumerate(zip(outputs, golds, hits)):
         exact, share = git.score(output, gold)
@@ -151,14 +137,6 @@ def _line_starts(tokenizer, lead: str, lines: list[str], ids: list[int]) -> list
         if len(prefix) < len(ids) and ids[:len(prefix)] == prefix:
             found.append(len(prefix))
     return found
-
-
-TASKS = ("lorem", *git.TASKS)
-
-
-def settings_of(section: dict, task: str) -> dict:
-    """A task's own settings: lorem's for "lorem", git's for revert and cherry-pick."""
-    return section["lorem" if task == "lorem" else "git"]
 
 
 def predict_realistic(load_model, tokenizer, task: str, length: int, seed: int, settings: dict, batch_size: int,
