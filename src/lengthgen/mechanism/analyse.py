@@ -8,6 +8,7 @@ import polars as pl
 import torch
 from tqdm.auto import tqdm
 
+from ..runtime import input_device
 from .heads import SCORES, head_scores
 from .patching import patching
 from .prompts import CopyPrompts
@@ -20,9 +21,9 @@ def copy_accuracy(model, prompts: CopyPrompts, batch_size: int = 32) -> float:
     """Teacher-forced: the share of copied tokens the model ranks first."""
     right = total = 0
     for start in range(0, len(prompts.ids), batch_size):
-        ids = prompts.ids[start:start + batch_size].to(model.device)
+        ids = prompts.ids[start:start + batch_size].to(input_device(model))
         predicted = model(input_ids=ids).logits[:, prompts.scored].argmax(-1)
-        right += int((predicted == ids[:, prompts.scored + 1]).sum())
+        right += int((predicted == ids[:, prompts.scored + 1].to(predicted.device)).sum())
         total += predicted.numel()
     return right / total
 

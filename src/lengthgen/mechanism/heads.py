@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..runtime import input_device
 from .attention import Plan, patched
 from .prompts import CopyPrompts
 
@@ -33,7 +34,7 @@ def score_edges(prompts: CopyPrompts) -> dict[str, list[tuple[int, int]]]:
 @torch.no_grad()
 def head_scores(model, prompts: CopyPrompts, batch_size: int = 32) -> dict[str, np.ndarray]:
     """(layers, heads) arrays of each score, from the weights the model's attention computes."""
-    device, sums, count = model.device, None, 0
+    device, sums, count = input_device(model), None, 0
     edges = score_edges(prompts)
     for start in range(0, len(prompts.ids), batch_size):
         batch = prompts.ids[start:start + batch_size].to(device)

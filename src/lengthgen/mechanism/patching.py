@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..runtime import input_device
 from .attention import Plan, edge_attention, patched
 from .prompts import CopyPrompts
 
@@ -60,7 +61,7 @@ def top_heads(scores: np.ndarray, k: int) -> set[tuple[int, int]]:
 def patching(model, prompts: CopyPrompts, scores: dict[str, np.ndarray], ablate: int, batch_size: int = 32,
              function=edge_attention) -> dict[str, dict[str, float]]:
     """Per condition: accuracy and mean cross-entropy over the prompts."""
-    device = model.device
+    device = input_device(model)
     results = {c: ([], []) for c in CONDITIONS}
     off = {"ablate_induction_heads": top_heads(scores["induction"], ablate),
            "ablate_anti_induction_heads": top_heads(scores["anti_induction"], ablate)}

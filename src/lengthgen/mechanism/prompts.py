@@ -59,14 +59,7 @@ def segments(length: int, count: int, shots: int, seed: int, alphabet: int = len
 
 def letter_ids(tokenizer, separator: str) -> list[int]:
     """One token per letter (` a` with a separator, `a` without); a clear error otherwise."""
-    ids = []
-    for letter in LETTERS:
-        token = tokenizer(separator + letter, add_special_tokens=False).input_ids
-        if len(token) != 1:
-            raise ValueError(f"{separator + letter!r} is {len(token)} tokens for this tokenizer; the copy prompts "
-                             "need one token per letter")
-        ids.append(token[0])
-    return ids
+    return [_single(tokenizer, separator + letter) for letter in LETTERS]
 
 
 def _single(tokenizer, text: str) -> int:

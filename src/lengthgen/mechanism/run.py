@@ -15,14 +15,13 @@ def analyse_subject(section: dict, model_path: str | None, progress: bool = True
     from ..engine.sequences import SCRATCH_LAYOUT, tokenizer_layout
     from ..icl.predict import symbol_separator
     from ..lengthbins.evaluate import load_trained
-    from ..models.registry import load_model, load_tokenizer
+    from ..models.registry import load
 
     spelling, count, shots = section["spelling"], section["instances"], section["shots"]
     if spelling["kind"] == "registry":
         spec = spelling["model"] if model_path is None else {**spelling["model"], "path": model_path}
         entry = model_entry(section["subject"], spec)
-        tokenizer = load_tokenizer(entry)
-        model = load_model(entry, check=False)
+        model, tokenizer = load(entry)
         separator = symbol_separator(tokenizer, entry.separator)
 
         def make(length, direction, seed):
