@@ -1,6 +1,7 @@
 """Realistic tasks (paper 4.2): the lorem-ipsum and git data, the ambiguity scorer (with the
 authors' two bugs as tests), predictions with a tiny model, and the workflow stage."""
 
+import copy
 import itertools
 import re
 
@@ -176,7 +177,7 @@ def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
         return tiny_model()
 
     cache = PredictionCache(tmp_path, {"model": "tiny"})
-    frame = predict_realistic(load, TOKENIZER, task, length, 0, settings, 2, False, cache)
+    frame = predict_realistic(load, TOKENIZER, task, [length], [0], settings, 2, False, cache)
     assert frame.height == 3 and set(frame.get_column("task")) == {task} and loads == [1]
     assert set(frame.get_column("seed")) == {0} and set(frame.get_column("length")) == {length}
     measures = ["tf_unambiguous", "tf_ambiguous"] if task == "lorem" else ["tf_token_accuracy", "tf_line_start"]
@@ -185,14 +186,35 @@ def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
     if task == "lorem":  # the budget is the reference's own length, never a cap that cuts the copy
         lengths = [len(TOKENIZER(r, add_special_tokens=False).input_ids) for r in frame.get_column("reference")]
         assert frame.get_column("max_new_tokens").to_list() == [n + MARGIN for n in lengths]
-    again = predict_realistic(load, TOKENIZER, task, length, 0, settings, 2, False, cache)
+    again = predict_realistic(load, TOKENIZER, task, [length], [0], settings, 2, False, cache)
     assert loads == [1] and again.get_column("from_cache").all()
     assert again.get_column("completion").to_list() == frame.get_column("completion").to_list()
 
 
+def test_every_length_and_seed_of_a_task_with_one_model_load(tmp_path):
+    """A job runs its task's whole grid on one load; a (length, seed) already cached is read back
+    and equals what the model makes for it on its own."""
+    settings = {"samples": 2, "shots": 0, "variant": "bare"}
+    loads = []
+
+    def load():
+        loads.append(1)
+        return tiny_model()
+
+    cache = PredictionCache(tmp_path, {"model": "tiny"})
+    alone = predict_realistic(load, TOKENIZER, "revert", [3], [1], settings, 2, False, cache)
+    frame = predict_realistic(load, TOKENIZER, "revert", [2, 3], [0, 1], settings, 2, False, cache)
+    assert loads == [1, 1]
+    assert frame.select("length", "seed").unique(maintain_order=True).rows() == [(2, 0), (2, 1), (3, 0), (3, 1)]
+    again = frame.filter((pl.col("length") == 3) & (pl.col("seed") == 1))
+    assert again.get_column("from_cache").all()
+    assert again.get_column("completion").to_list() == alone.get_column("completion").to_list()
+    assert not frame.filter(pl.col("length") == 2).get_column("from_cache").any()
+
+
 def test_an_unknown_task_is_named():
     with pytest.raises(ValueError, match="unknown realistic task 'merge'"):
-        predict_realistic(tiny_model, TOKENIZER, "merge", 3, 0, {}, 1, False, None)
+        predict_realistic(tiny_model, TOKENIZER, "merge", [3], [0], {}, 1, False, None)
 
 
 # -- the workflow stage ---------------------------------------------------------------------------
@@ -214,8 +236,13 @@ def test_realistic_stage_end_to_end(tmp_path):
     assert sorted(table.get_column("task")) == ["cherrypick", "lorem", "revert"]
     assert set(table.get_column("samples")) == {3}
     assert "## Git revert" in (tmp_path / "results" / "tables" / "realistic.md").read_text()
-    # Other lorem settings rerun lorem only; one more commit length adds just its two jobs.
-    config["realistic"]["lorem"]["samples"] = 4
-    config["realistic"]["git"]["lengths"] = [2, 3]
-    jobs = {(w["realistic"], w["length"]) for rule, w in planned_jobs(tmp_path, config) if rule == "realistic_predict"}
-    assert jobs == {("lorem", "40"), ("revert", "3"), ("cherrypick", "3")}
+    # One job per (model, task), whatever its lengths: other lorem settings rerun lorem only, one
+    # more commit length reruns the two git tasks only (the cache keeps their earlier lengths).
+    def planned(change):
+        changed = copy.deepcopy(config)
+        change(changed["realistic"])
+        return {w["realistic"] for rule, w in planned_jobs(tmp_path, changed) if rule == "realistic_predict"}
+
+    assert planned(lambda r: r["lorem"].update(samples=4)) == {"lorem"}
+    assert planned(lambda r: r["git"].update(lengths=[2, 3])) == {"revert", "cherrypick"}
+    assert planned(lambda r: None) == set()

@@ -174,10 +174,8 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
     assert counts["icl_predict"] == 8 * 2  # one model load per (model, task family)
     assert counts["finetune_train"] == 10 * 3 and counts["finetune_eval"] == 10 * 3
     assert counts["mechanism"] == 4  # GPT-2 XL, gemma-3-1b, Llama-3.1-8B, Qwen2.5-7B
-    # 8 models x (lorem at 500 and 2,000 tokens + revert and cherry-pick at 10-35 commits) x 3 seeds
-    assert counts["realistic_predict"] == 8 * (2 + 2 * 5) * 3
-    realistic = [w for rule, w in jobs if rule == "realistic_predict"]
-    assert {int(w["length"]) for w in realistic if w["realistic"] == "revert"} == {10, 15, 20, 25, 35}
+    # one model load per (model, realistic task): lorem, revert, cherry-pick, each over its lengths and seeds
+    assert counts["realistic_predict"] == 8 * 3
     trains = [w for rule, w in jobs if rule == "scratch_train"]
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
 

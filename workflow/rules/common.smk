@@ -424,7 +424,7 @@ def mechanism_outputs(name):
 
 
 # -- realistic tasks ---------------------------------------------------------------------------
-REALISTIC = f"{RESULTS}/realistic/{{model}}/{{realistic}}/len{{length}}/seed{{seed}}.parquet"
+REALISTIC = f"{RESULTS}/realistic/{{model}}/{{realistic}}.parquet"
 
 
 def realistic_enabled():
@@ -437,15 +437,13 @@ def realistic_settings(task):
 
 
 def realistic_params(wildcards):
-    """The model entry and the task's own settings: another task's settings never rerun it."""
+    """The model entry, the seeds and the task's own settings: another task's settings never rerun it."""
     return {"model": config["models"][wildcards.model], "batch_size": config["realistic"]["batch_size"],
-            "settings": {k: v for k, v in realistic_settings(wildcards.realistic).items() if k != "lengths"}}
+            "seeds": config["seeds"], "settings": realistic_settings(wildcards.realistic)}
 
 
 def realistic_predictions():
-    return [REALISTIC.format(model=model, realistic=task, length=length, seed=seed)
-            for model in config["realistic"]["models"] for task in REALISTIC_TASKS
-            for length in realistic_settings(task)["lengths"] for seed in config["seeds"]]
+    return expand(REALISTIC, model=config["realistic"]["models"], realistic=REALISTIC_TASKS)
 
 
 def realistic_outputs():

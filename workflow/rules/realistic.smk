@@ -1,5 +1,5 @@
-# Realistic tasks (paper section 4.2): one job per (model, task, length, seed), through the in-context
-# prediction cache; then one table over every model.
+# Realistic tasks (paper section 4.2): one job per (model, task) loads its model once and runs every
+# length and seed, through the in-context prediction cache; then one table over every model.
 
 
 rule realistic_predict:
@@ -13,9 +13,9 @@ rule realistic_predict:
     resources:
         gpu=lambda w: config["models"][w.model]["gpus"],
     log:
-        log_path("realistic_predict", "{model}/{realistic}/len{length}/seed{seed}"),
+        log_path("realistic_predict", "{model}/{realistic}"),
     benchmark:
-        benchmark_path("realistic_predict", "{model}/{realistic}/len{length}/seed{seed}")
+        benchmark_path("realistic_predict", "{model}/{realistic}")
     conda:
         ENV
     script:

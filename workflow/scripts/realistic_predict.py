@@ -1,4 +1,4 @@
-"""Adapter: one model on one realistic task (lorem-ipsum echo, git revert or cherry-pick), one length and seed."""
+"""Adapter: one model on one realistic task (lorem-ipsum echo, git revert or cherry-pick), every length and seed."""
 import polars as pl
 
 from lengthgen.config import model_entry
@@ -15,8 +15,9 @@ w, section = snakemake.wildcards, snakemake.params.section
 entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
-frame = predict_realistic(lambda: load_model(entry, check=False), load_tokenizer(entry), w.realistic, int(w.length),
-                          int(w.seed), section["settings"], section["batch_size"], entry.kind == "chat", cache,
-                          progress=True)
+settings = section["settings"]
+frame = predict_realistic(lambda: load_model(entry, check=False), load_tokenizer(entry), w.realistic,
+                          settings["lengths"], section["seeds"], settings, section["batch_size"], entry.kind == "chat",
+                          cache, progress=True)
 write_parquet(frame.with_columns(pl.lit(w.model).alias("model")), snakemake.output[0],
               collect(section, device=device, extra={"wildcards": dict(w)}))

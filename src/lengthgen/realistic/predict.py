@@ -139,17 +139,23 @@ def _line_starts(tokenizer, lead: str, lines: list[str], ids: list[int]) -> list
     return found
 
 
-def predict_realistic(load_model, tokenizer, task: str, length: int, seed: int, settings: dict, batch_size: int,
-                      chat: bool, cache: PredictionCache | None, progress: bool = False) -> pl.DataFrame:
-    """One (task, length, seed) with one model, loaded only if the cache lacks something. task: "lorem",
-    "revert" or "cherrypick"; length: paragraph tokens or commits; settings: that task's section."""
+def predict_realistic(load_model, tokenizer, task: str, lengths: list[int], seeds: list[int], settings: dict,
+                      batch_size: int, chat: bool, cache: PredictionCache | None, progress: bool = False) -> pl.DataFrame:
+    """One task at every (length, seed) with one model, loaded once and only if the cache lacks
+    something (a 70B model takes minutes to load). task: "lorem", "revert" or "cherrypick"; lengths:
+    paragraph tokens or commits; settings: that task's section. Each (length, seed) adds its new
+    predictions to the cache as it finishes, so a job killed midway keeps them."""
     if task not in TASKS:
         raise ValueError(f"unknown realistic task {task!r}; known: {', '.join(TASKS)}")
     model = CachedModel(load_model)
-    if task == "lorem":
-        frame = lorem_rows(model, tokenizer, length, seed, settings["samples"], settings["variant"], chat, batch_size,
-                           cache, progress).with_columns(pl.lit("lorem").alias("task"))
-    else:
-        frame = git_rows(model, tokenizer, task, length, seed, settings["samples"], settings["shots"],
-                         settings["variant"], chat, batch_size, cache, progress)
-    return frame.with_columns(pl.lit(seed).alias("seed"))
+    frames = []
+    for length in lengths:
+        for seed in seeds:
+            if task == "lorem":
+                frame = lorem_rows(model, tokenizer, length, seed, settings["samples"], settings["variant"], chat,
+                                   batch_size, cache, progress).with_columns(pl.lit("lorem").alias("task"))
+            else:
+                frame = git_rows(model, tokenizer, task, length, seed, settings["samples"], settings["shots"],
+                                 settings["variant"], chat, batch_size, cache, progress)
+            frames.append(frame.with_columns(pl.lit(seed).alias("seed")))
+    return pl.concat(frames, how="diagonal")
