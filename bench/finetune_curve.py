@@ -1,10 +1,10 @@
 """What a fine-tuning step budget buys: in- and out-of-distribution accuracy at every evaluation.
 
 The default's fine-tuning stage stops at a fixed number of steps (10 minutes on 2 cores for all
-ten tasks). This fine-tunes one registry model on one task exactly as the stage does (the
-default config's data settings, format, lengths and training block, with the overrides given
-here) and prints the validation (in distribution) and out-of-distribution teacher-forced exact
-match at every evaluation, so a reader can see where the left/backward tasks start to learn and
+ten tasks). This fine-tunes one registry model on one task through the stage's own
+run (`finetune_run` with the config's job parameters, the overrides given here applied) and
+prints the validation (in distribution) and out-of-distribution teacher-forced exact match at
+every evaluation, so a reader can see where the left/backward tasks start to learn and
 whether a longer stage would show the paper's finding. With --positions, a copying task also
 prints the out-of-distribution accuracy by the output symbol's place in the source (where a
 positional rule breaks).
@@ -18,19 +18,17 @@ import json
 import time
 from dataclasses import replace
 
-import torch
 import yaml
 
-from lengthgen.config import model_entry, train_settings, validate_config
+from lengthgen.config import finetune_task_section, model_entry, validate_config
 from lengthgen.engine.loop import train
-from lengthgen.engine.run import TrainingRun
 from lengthgen.engine.scoring import score, teacher_forced_accuracy
-from lengthgen.engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
-from lengthgen.engine.settings import make_accelerator
-from lengthgen.models.registry import load_model, load_tokenizer
+from lengthgen.engine.sequences import encoded_examples, tokenizer_layout
+from lengthgen.finetune.train import finetune_run
+from lengthgen.models.registry import load_tokenizer
 from lengthgen.runtime import configure
 from lengthgen.tasks import LengthBin, get_task
-from lengthgen.tasks.generate import length_unit, symbols_used
+from lengthgen.tasks.generate import symbols_used
 
 
 def main() -> None:
@@ -51,30 +49,22 @@ def main() -> None:
 
     with open(args.config) as handle:
         config = validate_config(yaml.safe_load(handle), check_availability=False)
-    section, task = config["finetune"], get_task(args.task)
-    name = args.model or section["models"][0]
-    entry = model_entry(name, config["models"][name])
-    data = config["data"]["finetune"][task.generator]
-    bins = [LengthBin.parse(b) for b in section["test_bins"][task.family]]
-    train_bin, test_bin = LengthBin.parse(section["train_lengths"][task.family]), bins[-1]
+    task = get_task(args.task)
+    name = args.model or config["finetune"]["models"][0]
+    entry = replace(model_entry(name, config["models"][name]), device="cpu")
+    section = finetune_task_section(config, task.name)  # exactly the stage's job parameters
     overrides = {k: v for k, v in {"batch_size": args.batch_size, "lr": args.lr, "max_steps": args.steps}.items()
                  if v is not None}
-    settings = train_settings("finetune", **{**section["training"], **overrides, "eval_every": args.eval_every,
-                                             "checkpoint_every": 10**9, "early_stop": False, "keep": "last"})
-
+    section["training"] = {**section["training"], **overrides, "eval_every": args.eval_every,
+                           "eval_examples": args.examples, "checkpoint_every": 10**9, "early_stop": False}
+    data = section["data"]
+    train_bin = LengthBin.parse(section["train_lengths"])
+    test_bin = LengthBin.parse(config["finetune"]["test_bins"][task.family][-1])
     layout = tokenizer_layout(load_tokenizer(entry), symbols_used(data), style=section["format"])
-    model = load_model(replace(entry, dtype="float32", device="cpu"), check=False)
-    longest = layout.sequence_length(task, test_bin.high * length_unit(data))
-    stream = TrainingStream(task, data, train_bin, settings.batch_size, args.seed, longest, layout)
-    validation = encoded_examples(task, data, train_bin, args.examples, args.seed, "validation", layout)
     beyond = encoded_examples(task, data, test_bin, args.examples, args.seed, "test", layout)
-
-    def evaluate(m):
-        return {"accuracy": teacher_forced_accuracy(m, *validation, 256),
-                "out_of_distribution": teacher_forced_accuracy(m, *beyond, 256)}
-
-    torch.manual_seed(args.seed)
-    run = TrainingRun(model, settings, stream, evaluate, None, {}, accelerator=make_accelerator("fp32"), name=task.name)
+    run, _ = finetune_run(entry, task, args.seed, section, None,
+                          more_metrics=lambda m: {"out_of_distribution": teacher_forced_accuracy(m, *beyond, 256)})
+    settings = run.settings
     started = time.perf_counter()
     train([run], progress=True)
     result = {"task": task.name, "model": name, "batch_size": settings.batch_size, "lr": settings.lr,

@@ -72,3 +72,25 @@ def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="'tiny' has 64 positions; task UF at length 40 needs 83 tokens"):
         finetune_model(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section, tmp_path / "ft",
                        None, progress=False)
+
+
+def test_more_metrics_sit_beside_validation_in_the_history(tmp_path):
+    """What bench/finetune_curve.py adds (an out-of-distribution score) is kept at every evaluation,
+    while the kept weights are still chosen by validation accuracy alone."""
+    from lengthgen.engine.loop import train
+    from lengthgen.finetune.train import finetune_run
+
+    section = json.loads(json.dumps(finetune_section(tmp_path)))
+    section["training"].update(max_steps=20, eval_every=10, checkpoint_every=10)
+    calls = []
+
+    def more(model):
+        calls.append(model.training)
+        return {"probe": 0.25 * len(calls)}
+
+    run, tokenizer = finetune_run(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section,
+                                  None, more_metrics=more)
+    train([run], progress=False)
+    assert run.history.steps == [10, 20] and run.history.metrics == [{"probe": 0.25}, {"probe": 0.5}]
+    assert calls == [False, False]  # measured in evaluation mode
+    assert tokenizer.convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import yaml
 
-from lengthgen.config import (ConfigError, check_models, finetune_bins, model_entry, per_family, scratch_bins,
-                              scratch_family_settings, scratch_lengths, validate_config)
+from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune_task_section, model_entry, per_family,
+                              scratch_bins, scratch_family_settings, scratch_lengths, validate_config)
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
@@ -309,27 +309,9 @@ def comparison_enabled():
     return finetune_enabled() and scratch_enabled() and icl_enabled()
 
 
-def finetune_training(section):
-    """The engine settings; with `epochs` over a fixed training set, the steps those epochs take."""
-    training = dict(section["training"])
-    if section["epochs"] and section["train_examples"]:
-        batches = -(-section["train_examples"] // training["batch_size"])
-        training["max_steps"] = section["epochs"] * batches
-    return training
-
-
 def finetune_train_params(wildcards):
     """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
-    section, task = config["finetune"], task_of(wildcards)
-    return {
-        "model": config["models"][wildcards.model],
-        "data": config["data"]["finetune"][task.generator],
-        "format": section["format"],
-        "train_lengths": str(section["train_lengths"][task.family]),
-        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(section)[task.family]),
-        "train_examples": section["train_examples"],
-        "training": finetune_training(section),
-    }
+    return {"model": config["models"][wildcards.model], **finetune_task_section(config, wildcards.task)}
 
 
 def finetune_eval_params(wildcards):

@@ -1,8 +1,15 @@
 """The workflow config: its schema (the one source of every default), validation, and reading
 one stage's or one family's settings."""
 
-from .sections import finetune_bins, per_family, scratch_bins, scratch_family_settings, scratch_lengths
+from .sections import (
+    finetune_bins,
+    finetune_task_section,
+    per_family,
+    scratch_bins,
+    scratch_family_settings,
+    scratch_lengths,
+)
 from .validate import ConfigError, check_models, load_schema, model_entry, train_settings, validate_config
 
-__all__ = ["ConfigError", "check_models", "finetune_bins", "load_schema", "model_entry", "per_family",
-           "scratch_bins", "scratch_family_settings", "scratch_lengths", "train_settings", "validate_config"]
+__all__ = ["ConfigError", "check_models", "finetune_bins", "finetune_task_section", "load_schema", "model_entry",
+           "per_family", "scratch_bins", "scratch_family_settings", "scratch_lengths", "train_settings", "validate_config"]

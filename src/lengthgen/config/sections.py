@@ -3,7 +3,7 @@ torch), so the Snakefile can call them while it plans the grid."""
 
 from __future__ import annotations
 
-from ..tasks import FAMILIES
+from ..tasks import FAMILIES, LengthBin, get_task
 
 
 def per_family(value, family: str):
@@ -30,3 +30,26 @@ def scratch_bins(scratch: dict) -> dict[str, list[str]]:
 def finetune_bins(finetune: dict) -> dict[str, list[str]]:
     """The fine-tuning test bins of every family."""
     return {family: [str(b) for b in finetune["test_bins"][family]] for family in FAMILIES}
+
+
+def finetune_training(finetune: dict) -> dict:
+    """The engine settings; with `epochs` over a fixed training set, the steps those epochs take."""
+    training = dict(finetune["training"])
+    if finetune["epochs"] and finetune["train_examples"]:
+        batches = -(-finetune["train_examples"] // training["batch_size"])
+        training["max_steps"] = finetune["epochs"] * batches
+    return training
+
+
+def finetune_task_section(config: dict, task_name: str) -> dict:
+    """Everything fine-tuning one task depends on, but the model: its data settings, format,
+    lengths and training (the workflow's job parameters, and what `finetune_model` reads)."""
+    finetune, task = config["finetune"], get_task(task_name)
+    return {
+        "data": config["data"]["finetune"][task.generator],
+        "format": finetune["format"],
+        "train_lengths": str(finetune["train_lengths"][task.family]),
+        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(finetune)[task.family]),
+        "train_examples": finetune["train_examples"],
+        "training": finetune_training(finetune),
+    }

@@ -10,6 +10,7 @@ accuracy); `accelerate` places the model and runs the configured precision.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import polars as pl
@@ -28,12 +29,15 @@ from ..tasks import LengthBin, Task
 from ..tasks.generate import length_unit, symbols_used
 
 
-def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
-                   progress: bool = True) -> dict:
-    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory.
+def finetune_run(entry: ModelEntry, task: Task, seed: int, section: dict, checkpoint_dir,
+                 more_metrics: Callable[[torch.nn.Module], dict] | None = None) -> tuple[TrainingRun, object]:
+    """The training run of one (model, task, seed), ready to step, and the model's tokenizer.
 
     section: {"data": generator settings, "format", "train_lengths", "max_length" (longest test length),
               "train_examples" (null: fresh examples every step), "training": the engine's settings}
+              (`lengthgen.config.finetune_task_section`).
+    more_metrics: measures beside validation accuracy at every evaluation, kept in the history
+    (a benchmark's out-of-distribution score); the kept weights are still chosen by validation.
     """
     settings = TrainSettings.from_config(section["training"], keep="best")
     accelerator = make_accelerator(settings.precision)
@@ -51,13 +55,24 @@ def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, mode
                             longest if limit is not None else None, layout, section["train_examples"])
     validation, targets = encoded_examples(task, section["data"], train_bin, settings.eval_examples, seed,
                                            "validation", layout)
+
+    def evaluate(m):
+        accuracy = teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision)
+        return {"accuracy": accuracy, **more_metrics(m)} if more_metrics else accuracy
+
     torch.manual_seed(seed)  # dropout draws follow the seed (a resumed run restores its own RNG state)
     run = TrainingRun(
-        model, settings, stream,
-        lambda m: teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision),
-        checkpoint_dir, name=f"{entry.name}/{task.name}/seed{seed}", accelerator=accelerator,
+        model, settings, stream, evaluate, checkpoint_dir, name=f"{entry.name}/{task.name}/seed{seed}",
+        accelerator=accelerator,
         fingerprint={"model": model_identity(entry.path, entry.revision, "float32"), "task": task.name, "seed": seed,
                      "section": section})
+    return run, tokenizer
+
+
+def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
+                   progress: bool = True) -> dict:
+    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory."""
+    run, tokenizer = finetune_run(entry, task, seed, section, checkpoint_dir)
     train([run], progress=progress)
     save_hf_directory(run.final_model(), tokenizer, model_dir)
     return run.summary()
