@@ -28,3 +28,19 @@ def test_comparison_draws_every_experiment_of_each_pair():
                          "accuracy": [0.9, 0.95, 0.2, 0.9]})
     figure = figures.comparison(rows)
     assert sorted(round(p.get_height(), 6) for p in figure.axes[0].patches) == [0.2, 0.9, 0.9, 0.95]
+
+
+def test_realistic_bars_pair_each_measure_per_length():
+    """Lorem: unambiguous (blue) beside ambiguous (red), greedy then teacher-forced, one pair per
+    length; git: revert beside cherry-pick per measure and length; a missing measure draws as 0."""
+    lorem = [{"model": "m", "task": "lorem", "length": n, "unambiguous": u, "ambiguous": a, "tf_unambiguous": tu,
+              "tf_ambiguous": ta} for n, u, a, tu, ta in ((90, 0.8, 0.1, 0.6, 0.3), (60, 0.9, 0.2, 0.7, 0.4))]
+    git = [{"model": "m", "task": task, "length": n, "exact": e, "tf_token_accuracy": t, "tf_line_start": s}
+           for task, n, e, t, s in (("revert", 2, 0.5, 0.45, 0.05), ("cherrypick", 2, 0.25, 0.4, None),
+                                    ("revert", 3, 0.125, 0.35, 0.02), ("cherrypick", 3, 0.0, 0.3, 0.01))]
+    figure = figures.realistic_bars(pl.concat([pl.DataFrame(lorem), pl.DataFrame(git)], how="diagonal"))
+    heights = [[round(p.get_height(), 6) for p in ax.patches] for ax in figure.axes]
+    assert heights[0] == [0.9, 0.2, 0.8, 0.1, 0.7, 0.4, 0.6, 0.3]  # lengths 60 then 90
+    assert heights[1] == [0.5, 0.25, 0.125, 0.0, 0.45, 0.4, 0.35, 0.3, 0.05, 0.0, 0.02, 0.01]
+    labels = [t.get_text() for t in figure.axes[0].texts]
+    assert labels == ["greedy\n60", "greedy\n90", "teacher-forced\n60", "teacher-forced\n90"]

@@ -188,6 +188,18 @@ def patching_bars(table: pl.DataFrame):
     return figure
 
 
+def _paired_bars(ax, pairs: list[list[tuple[str, float | None, float | None]]]) -> None:
+    """Measures side by side: one group per measure, in it one blue/red pair per (label, blue, red);
+    a missing value draws as 0."""
+    for i, group in enumerate(pairs):
+        for j, (label, blue, red) in enumerate(group):
+            x = i * (len(group) + 1) + j
+            ax.bar(x - 0.2, blue or 0.0, width=0.4, color=RIGHT)
+            ax.bar(x + 0.2, red or 0.0, width=0.4, color=LEFT)
+            ax.text(x, -0.12, label, ha="center", fontsize=6, transform=ax.get_xaxis_transform())
+    ax.set_xticks([])
+
+
 def realistic_bars(table: pl.DataFrame):
     """Per model: lorem-ipsum scores after unambiguous against ambiguous tokens (greedy and
     teacher-forced), and git revert against cherry-pick (exact, teacher-forced over the answer and at
@@ -197,31 +209,20 @@ def realistic_bars(table: pl.DataFrame):
     for row, model in enumerate(models):
         lorem = table.filter((pl.col("model") == model) & (pl.col("task") == "lorem")).sort("length")
         git = table.filter((pl.col("model") == model) & (pl.col("task") != "lorem")).sort("length")
-        ax = axes[row][0]
-        for i, (measure, label) in enumerate((("unambiguous", "greedy"), ("tf_unambiguous", "teacher-forced"))):
-            other = measure.replace("unambiguous", "ambiguous")
-            for j, length in enumerate(lorem.get_column("length").to_list() if lorem.height else []):
-                values = lorem.filter(pl.col("length") == length).row(0, named=True)
-                x = i * (lorem.height + 1) + j
-                ax.bar(x - 0.2, values[measure] or 0.0, width=0.4, color=RIGHT)
-                ax.bar(x + 0.2, values[other] or 0.0, width=0.4, color=LEFT)
-                ax.text(x, -0.12, f"{label}\n{length}", ha="center", fontsize=6, transform=ax.get_xaxis_transform())
-        ax.set_xticks([])
-        ax.set_title(f"{model}: lorem ipsum (blue unambiguous, red ambiguous)", fontsize=8)
-        ax = axes[row][1]
-        for i, (measure, label) in enumerate((("exact", "exact"), ("tf_token_accuracy", "tf tokens"),
-                                              ("tf_line_start", "tf line starts"))):
-            lengths = sorted(set(git.get_column("length").to_list())) if git.height else []
-            for j, length in enumerate(lengths):
-                cell = (dict(git.filter(pl.col("length") == length).select("task", measure).rows())
-                        if measure in git.columns else {})
-                x = i * (len(lengths) + 1) + j
-                ax.bar(x - 0.2, cell.get("revert") or 0.0, width=0.4, color=RIGHT)
-                ax.bar(x + 0.2, cell.get("cherrypick") or 0.0, width=0.4, color=LEFT)
-                ax.text(x, -0.12, f"{label}\n{length}", ha="center", fontsize=6,
-                        transform=ax.get_xaxis_transform())
-        ax.set_xticks([])
-        ax.set_ylim(0, 1.05)
-        ax.set_title(f"{model}: git (blue revert = forward, red cherry-pick = backward)", fontsize=8)
+        _paired_bars(axes[row][0], [
+            [(f"{label}\n{values['length']}", values[measure], values[measure.replace("unambiguous", "ambiguous")])
+             for values in lorem.iter_rows(named=True)]
+            for measure, label in (("unambiguous", "greedy"), ("tf_unambiguous", "teacher-forced"))])
+        axes[row][0].set_title(f"{model}: lorem ipsum (blue unambiguous, red ambiguous)", fontsize=8)
+        lengths = sorted(set(git.get_column("length").to_list()))
+        cells = {(task, length): values for task, length, values in
+                 ((v["task"], v["length"], v) for v in git.iter_rows(named=True))}
+        _paired_bars(axes[row][1], [
+            [(f"{label}\n{length}", cells.get(("revert", length), {}).get(measure),
+              cells.get(("cherrypick", length), {}).get(measure)) for length in lengths]
+            for measure, label in (("exact", "exact"), ("tf_token_accuracy", "tf tokens"),
+                                   ("tf_line_start", "tf line starts"))])
+        axes[row][1].set_ylim(0, 1.05)
+        axes[row][1].set_title(f"{model}: git (blue revert = forward, red cherry-pick = backward)", fontsize=8)
     figure.tight_layout()
     return figure
