@@ -90,6 +90,21 @@ def test_no_patch_gives_the_stock_models_logits(kind):
     assert model.config._attn_implementation != "lengthgen_edges"  # restored
 
 
+
+@pytest.mark.parametrize("function", [edge_attention, per_position_attention])
+def test_a_pass_keeps_only_the_records_it_asks_for(function):
+    """Head scores need the weights, patching the keys and values: each pass keeps one of them (a
+    70B model's weights for one batch are gigabytes)."""
+    model, ids = tiny("llama"), torch.randint(3, len(TOKENIZER), (2, 12))
+    with patched(model, Plan(record_weights=True), function) as weights_only:
+        model(input_ids=ids)
+    with patched(model, Plan(record_states=True), function) as states_only:
+        model(input_ids=ids)
+    assert sorted(weights_only.weights) == [0, 1] and not weights_only.keys and not weights_only.values
+    assert weights_only.weights[0].shape == (2, 4, 12, 12)
+    assert sorted(states_only.keys) == sorted(states_only.values) == [0, 1] and not states_only.weights
+    assert states_only.keys[0].shape == (2, 2, 12, 8)  # the model's own key heads (grouped query)
+
 def test_hand_built_edges():
     """One head, three positions: only the patched entries change, by exactly the expected amount."""
     module = SimpleNamespace(layer_idx=0, training=False)

@@ -31,13 +31,16 @@ class NotPatchable(RuntimeError):
 class Plan:
     """What the attention function does in one forward pass.
 
-    record: keep every layer's attention weights (`weights`) and keys/values (`keys`, `values`).
+    record_weights: keep every layer's attention weights (`weights`: batch x heads x positions^2,
+    the largest record, several GB for a 70B model, so kept only where asked).
+    record_states: keep every layer's keys and values (`keys`, `values`).
     key_edges / value_edges: (dst, src) pairs, the same for every row of the batch, patched in every
     layer; replacement keys / values per layer (None for values: zero them).
     heads_off: (layer, head) pairs whose output is zeroed (head ablation).
     """
 
-    record: bool = False
+    record_weights: bool = False
+    record_states: bool = False
     key_edges: list[tuple[int, int]] = field(default_factory=list)
     value_edges: list[tuple[int, int]] = field(default_factory=list)
     keys: dict[int, torch.Tensor] = field(default_factory=dict)
@@ -61,7 +64,7 @@ def edge_attention(module, query, key, value, attention_mask, scaling=None, drop
     """Eager attention with the active plan's records and edge patches applied."""
     plan, layer = _ACTIVE[-1], module.layer_idx
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
-    if plan.record:
+    if plan.record_states:
         plan.keys[layer], plan.values[layer] = key.detach(), value.detach()
     heads = query.shape[1]
     keys, values = _repeat(key, heads), _repeat(value, heads)
@@ -86,7 +89,7 @@ def edge_attention(module, query, key, value, attention_mask, scaling=None, drop
     for off_layer, head in plan.heads_off:
         if off_layer == layer:
             output[:, head] = 0.0
-    if plan.record:
+    if plan.record_weights:
         plan.weights[layer] = weights.detach()
     return output.transpose(1, 2).contiguous(), weights
 

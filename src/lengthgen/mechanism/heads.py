@@ -38,7 +38,7 @@ def head_scores(model, prompts: CopyPrompts, batch_size: int = 32) -> dict[str, 
     edges = score_edges(prompts)
     for start in range(0, len(prompts.ids), batch_size):
         batch = prompts.ids[start:start + batch_size].to(device)
-        with patched(model, Plan(record=True)) as plan:
+        with patched(model, Plan(record_weights=True)) as plan:
             model(input_ids=batch)
         layers = [plan.weights[layer].float() for layer in sorted(plan.weights)]
         part = {name: torch.stack([w[:, :, [q for q, _ in pairs], [k for _, k in pairs]].mean(-1).sum(0)

@@ -67,7 +67,7 @@ def patching(model, prompts: CopyPrompts, scores: dict[str, np.ndarray], ablate:
            "ablate_anti_induction_heads": top_heads(scores["anti_induction"], ablate)}
     for start in range(0, len(prompts.ids), batch_size):
         ids = prompts.ids[start:start + batch_size].to(device)
-        with patched(model, Plan(record=True, value_edges=corruption_edges(prompts)), function) as corrupted:
+        with patched(model, Plan(record_states=True, value_edges=corruption_edges(prompts)), function) as corrupted:
             model(input_ids=ids)
         plans = {
             "none": Plan(),

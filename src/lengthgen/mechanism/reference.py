@@ -37,7 +37,8 @@ def per_position_attention(module, query, key, value, attention_mask, scaling=No
     for off_layer, head in plan.heads_off:
         if off_layer == layer:
             output[:, head] = 0.0
-    if plan.record:
+    if plan.record_states:
         plan.keys[layer], plan.values[layer] = key.detach(), value.detach()
+    if plan.record_weights:
         plan.weights[layer] = torch.stack(weights_rows, dim=2)
     return output.transpose(1, 2).contiguous(), torch.stack(weights_rows, dim=2)
