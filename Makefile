@@ -7,7 +7,7 @@ CORES ?= all
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo torch || echo torch==2.13.0)
 TORCH_INDEX ?=
 
-.PHONY: setup run test report dryrun-paper embedded clean
+.PHONY: setup run test report dryrun-paper embedded device-wheels clean
 
 setup: $(VENV)/.installed
 
@@ -36,6 +36,13 @@ embedded: setup
 	cp -r results/pretrain/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
 	cp results/pretrain/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
+
+# The wheels the GPU machine lacks (its image has torch and transformers, not jsonschema), for the
+# device tool to carry in the git-ignored .device/ (bench/gpu_session.sh installs them there).
+device-wheels: setup
+	rm -rf .device/wheels
+	for version in 3.11 3.12 3.13; do $(PY) -m pip download -q --only-binary=:all: --implementation cp \
+	  --platform manylinux_2_17_x86_64 --python-version $$version -d .device/wheels jsonschema || exit 1; done
 
 dryrun-paper: setup
 	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet

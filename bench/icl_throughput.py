@@ -19,7 +19,8 @@ import torch
 import yaml
 
 from lengthgen.engine.decoding import Request, _cut, greedy_decode
-from lengthgen.icl.predict import BUDGET_MARGIN, STOPS, build_prompts, symbol_separator
+from lengthgen.icl.predict import BUDGET_MARGIN, STOPS, build_prompts
+from lengthgen.icl.prompts import symbol_separator
 from lengthgen.runtime import configure
 from lengthgen.tasks import LengthBin, get_task
 from lengthgen.tasks.generate import make_dataset

@@ -11,7 +11,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.config import model_entry
 from lengthgen.icl.cache import PredictionCache
-from lengthgen.icl.predict import predict_files, symbol_separator
+from lengthgen.icl.predict import predict_files
+from lengthgen.icl.prompts import symbol_separator
 from lengthgen.icl.scoring import authors_prediction, right_neighbour_error, strict_correct
 from lengthgen.icl.teacher import TeacherItem, teacher_forced
 from lengthgen.models.char_tokenizer import build_char_tokenizer

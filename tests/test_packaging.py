@@ -1,5 +1,6 @@
 """The package as a user installs it, and the software each rule declares for a cluster."""
 
+import json
 import os
 import subprocess
 import sys
@@ -69,3 +70,37 @@ def test_the_workflow_passes_snakemake_lint():
     run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE), "--lint"],
                          capture_output=True, text=True, cwd=REPO, timeout=300)
     assert run.returncode == 0 and "Congratulations" in run.stdout + run.stderr, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+GPU_MACHINE_CHECK = """
+import importlib.abc, json, sys
+class Missing(importlib.abc.MetaPathFinder):  # what the GPU machine's image lacks
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {"polars", "snakemake", "Bio"}:
+            raise ModuleNotFoundError(f"No module named {name!r} (not on the GPU machine)")
+sys.meta_path.insert(0, Missing())
+sys.path[:0] = [sys.argv[1] + "/bench"]
+import torch, gpu_pretrain, gpu_scratch
+runs = [gpu_scratch.make_run("rope", seed, "tiny", "fp32", 2, torch.device("cpu")) for seed in (0, 1)]
+assert gpu_scratch.ms_per_step(runs, 2, torch.device("cpu"), stack=True) > 0
+gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--corpus-chars", "100000"])
+"""
+
+
+@pytest.mark.slow
+def test_the_gpu_session_runs_without_polars_snakemake_or_biopython(tmp_path):
+    """bench/gpu_session.sh runs on a machine with torch and transformers only (jsonschema carried as
+    wheels): the from-scratch benchmark's stacked step and the embedded model's pretraining, probe
+    included, must not reach for the workflow's other packages. A GPU session is rare; it must not
+    be spent on an ImportError."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    run = subprocess.run([sys.executable, "-c", GPU_MACHINE_CHECK, str(REPO), str(tmp_path)], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["steps"] == 2 and summary["section"]["model"] == {"layers": 4, "heads": 8, "d_model": 256}
+    assert {"forward_copy_accuracy", "backward_copy_accuracy", "probe", "corpus_hash"} <= set(summary)
+    assert (tmp_path / "model" / "model.safetensors").exists()
+    preset = yaml.safe_load((REPO / "configs" / "pretrain_gpu.yaml").read_text())
+    tokens = preset["pretrain"]["training"]["max_steps"] * 64 * summary["section"]["context"]
+    assert tokens >= 33_000_000  # the issue's floor for the stronger embedded model

@@ -39,3 +39,25 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
     probe, accuracy = induction_probe(tmp_path / "model", length=3, count=2)
     assert 0 <= accuracy["forward_copy_accuracy"] <= 1
     assert probe.height == 2 * 2 and np.all((probe["induction"].to_numpy() >= 0) & (probe["induction"].to_numpy() <= 1))
+
+
+def test_the_probe_summary_is_the_best_head_of_the_probe_table():
+    """The summary kept at every evaluation (computed without polars, as on the GPU machine) reads
+    the same heads as the table the workflow writes."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from lengthgen.models.char_tokenizer import build_char_tokenizer
+    from lengthgen.pretrain.train import probe_heads, probe_summary
+
+    tokenizer = build_char_tokenizer()
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=2, n_head=2, n_positions=128,
+                                       initializer_range=0.5)).eval()
+    table, accuracy = probe_heads(model, tokenizer, 3)
+    summary = probe_summary(model, tokenizer, 3)
+    forward, backward = (table.filter(table["direction"] == d) for d in ("forward", "backward"))
+    assert table.height == 2 * 2 * 2
+    assert summary["best_induction"] == forward["induction"].max()
+    assert summary["best_anti_induction"] == backward["anti_induction"].max()
+    assert summary["best_induction"] != backward["induction"].max()  # each score from its own direction
+    assert {k: summary[k] for k in accuracy} == accuracy

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import yaml
 
 from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune_task_section, model_entry, per_family,
-                              scratch_bins, scratch_family_settings, scratch_lengths, validate_config)
+                              pretrain_section, scratch_bins, scratch_family_settings, scratch_lengths, validate_config)
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 

@@ -10,8 +10,7 @@ rule pretrain:
         model=directory(f"{RESULTS}/pretrain/{{architecture}}/model"),
         summary=f"{RESULTS}/pretrain/{{architecture}}/summary.parquet",
     params:
-        section=lambda w: {**{k: v for k, v in config["pretrain"].items() if k not in ("enabled", "architectures")},
-                           "architecture": w.architecture},
+        section=lambda w: pretrain_section(config, w.architecture),
         checkpoint_dir=f"{RESULTS}/checkpoints/pretrain/{{architecture}}",
     log:
         log_path("pretrain", "{architecture}"),

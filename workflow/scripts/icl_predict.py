@@ -4,7 +4,8 @@ import pyarrow.parquet as pq
 
 from lengthgen.config import model_entry
 from lengthgen.icl.cache import PredictionCache
-from lengthgen.icl.predict import predict_files, symbol_separator
+from lengthgen.icl.predict import predict_files
+from lengthgen.icl.prompts import symbol_separator
 from lengthgen.models.registry import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
 from lengthgen.results.provenance import collect

@@ -5,6 +5,7 @@ from .sections import (
     finetune_bins,
     finetune_task_section,
     per_family,
+    pretrain_section,
     scratch_bins,
     scratch_family_settings,
     scratch_lengths,
@@ -12,4 +13,5 @@ from .sections import (
 from .validate import ConfigError, check_models, load_schema, model_entry, train_settings, validate_config
 
 __all__ = ["ConfigError", "check_models", "finetune_bins", "finetune_task_section", "load_schema", "model_entry",
-           "per_family", "scratch_bins", "scratch_family_settings", "scratch_lengths", "train_settings", "validate_config"]
+           "per_family", "pretrain_section", "scratch_bins", "scratch_family_settings", "scratch_lengths",
+           "train_settings", "validate_config"]

@@ -53,3 +53,10 @@ def finetune_task_section(config: dict, task_name: str) -> dict:
         "train_examples": finetune["train_examples"],
         "training": finetune_training(finetune),
     }
+
+
+def pretrain_section(config: dict, architecture: str) -> dict:
+    """What pretraining one architecture depends on (the pretrain rule's parameters, and what
+    bench/gpu_pretrain.py runs on a machine without Snakemake)."""
+    return {**{k: v for k, v in config["pretrain"].items() if k not in ("enabled", "architectures")},
+            "architecture": architecture}

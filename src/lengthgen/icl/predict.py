@@ -19,21 +19,12 @@ from ..engine.decoding import Request, greedy_decode
 from ..tasks import Task, get_task
 from ..tasks.generate import encode
 from .cache import PredictionCache, prediction_key
-from .prompts import SEPARATORS, Example, build_prompt, demonstration_pool, draw_demonstrations
+from .prompts import Example, build_prompt, demonstration_pool, draw_demonstrations
 from .scoring import authors_prediction, right_neighbour_error, strict_correct
 from .teacher import TeacherItem, teacher_forced
 
 BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a stray token)
 STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
-
-
-def symbol_separator(tokenizer, setting: str = "auto") -> str:
-    """" " (the paper: a BPE tokenizer makes each spaced symbol one token) or "" for a character
-    tokenizer, where a space would put every symbol two tokens after its predecessor."""
-    if setting != "auto":
-        return SEPARATORS[setting]
-    per_char = all(len(tokenizer(text, add_special_tokens=False).input_ids) == 2 for text in ("ab", " a", "Qz"))
-    return "" if per_char else " "
 
 
 def model_text(tokenizer, text: str, system: str | None = None) -> str:

@@ -41,6 +41,16 @@ AUTHORS_VARIANTS = ("simple_rule", "math_rule", "simple_rule_explained", "math_r
                     "hint_examples")
 SEPARATORS = {"space": " ", "none": ""}
 
+
+def symbol_separator(tokenizer, setting: str = "auto") -> str:
+    """" " (the paper: a BPE tokenizer makes each spaced symbol one token) or "" for a character
+    tokenizer, where a space would put every symbol two tokens after its predecessor."""
+    if setting != "auto":
+        return SEPARATORS[setting]
+    per_char = all(len(tokenizer(text, add_special_tokens=False).input_ids) == 2 for text in ("ab", " a", "Qz"))
+    return "" if per_char else " "
+
+
 # Demonstration pools: (context length, size) per generator, as the authors' pool files.
 POOLS = {"unique_retrieval": (5, 100), "nonunique_retrieval": (6, 1500), "unique_copy": (5, 1500),
          "nonunique_copy": (5, 1500)}

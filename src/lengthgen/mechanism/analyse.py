@@ -1,10 +1,13 @@
-"""The mechanism of one model: head scores and patching over copy lengths, directions and seeds."""
+"""The mechanism of one model: head scores and patching over copy lengths, directions and seeds.
+
+polars is imported where the tables are made, so the measures here run on a machine without it
+(the GPU machine: the pretraining probe reads `copy_accuracy`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import polars as pl
 import torch
 from tqdm.auto import tqdm
 
@@ -12,6 +15,9 @@ from ..runtime import input_device
 from .heads import SCORES, head_scores
 from .patching import patching
 from .prompts import CopyPrompts
+
+if TYPE_CHECKING:
+    import polars as pl
 
 DIRECTIONS = ("forward", "backward")
 
@@ -32,6 +38,8 @@ def analyse(model, make_prompts: Callable[[int, str, int], CopyPrompts], lengths
             ablate: int, batch_size: int = 32, progress: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(heads, patching): per (direction, length, seed), every head's scores with the prompt set's
     teacher-forced copy accuracy, and the accuracy and loss under each patching condition."""
+    import polars as pl
+
     model.eval()
     heads, conditions = [], []
     grid = [(d, n, s) for s in seeds for n in lengths for d in DIRECTIONS]

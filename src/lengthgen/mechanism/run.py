@@ -13,7 +13,7 @@ def analyse_subject(section: dict, model_path: str | None, progress: bool = True
     ablate_top, batch_size, seeds); model_path: the local model directory (None for a hub model)."""
     from ..config import model_entry
     from ..engine.sequences import SCRATCH_LAYOUT, tokenizer_layout
-    from ..icl.predict import symbol_separator
+    from ..icl.prompts import symbol_separator
     from ..lengthbins.evaluate import load_trained
     from ..models.registry import load
 

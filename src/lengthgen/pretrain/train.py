@@ -77,12 +77,10 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
 
 
 @torch.no_grad()
-def probe_heads(model, tokenizer, length: int = 5, count: int = 32, seed: int = 0):
-    """The mechanism's head scores on copy prompts (10 demonstrations, segments of `length`
-    letters): one row per head and direction, and the teacher-forced copy accuracy per direction."""
-    import polars as pl
-
-    from ..icl.predict import symbol_separator
+def probe_rows(model, tokenizer, length: int, count: int, seed: int) -> tuple[list[dict], dict]:
+    """One row per head and direction with its scores, and the copy accuracy per direction (no
+    polars: the pretraining probe also runs on the GPU machine, which lacks it)."""
+    from ..icl.prompts import symbol_separator
     from ..mechanism.analyse import copy_accuracy
     from ..mechanism.heads import head_scores
     from ..mechanism.prompts import few_shot_prompts
@@ -96,18 +94,26 @@ def probe_heads(model, tokenizer, length: int = 5, count: int = 32, seed: int = 
         rows += [{"direction": direction, "layer": layer, "head": head,
                   **{name: float(values[layer, head]) for name, values in scores.items()}}
                  for layer in range(layers) for head in range(heads)]
+    return rows, accuracy
+
+
+def probe_heads(model, tokenizer, length: int = 5, count: int = 32, seed: int = 0):
+    """The mechanism's head scores on copy prompts (10 demonstrations, segments of `length`
+    letters): a table with one row per head and direction, and the teacher-forced copy accuracy per
+    direction."""
+    import polars as pl
+
+    rows, accuracy = probe_rows(model, tokenizer, length, count, seed)
     return pl.DataFrame(rows), accuracy
 
 
 def probe_summary(model, tokenizer, length: int = 5) -> dict:
     """Best induction score (forward copy prompts) and best anti-induction score (backward ones),
     and the teacher-forced copy accuracy of each direction."""
-    import polars as pl
-
-    table, accuracy = probe_heads(model, tokenizer, length)
-    best = {direction: table.filter(pl.col("direction") == direction) for direction in ("forward", "backward")}
-    return {"best_induction": float(best["forward"].get_column("induction").max()),
-            "best_anti_induction": float(best["backward"].get_column("anti_induction").max()), **accuracy}
+    rows, accuracy = probe_rows(model, tokenizer, length, 32, 0)
+    best = {score: max(r[score] for r in rows if r["direction"] == direction)
+            for score, direction in (("induction", "forward"), ("anti_induction", "backward"))}
+    return {"best_induction": best["induction"], "best_anti_induction": best["anti_induction"], **accuracy}
 
 
 def induction_probe(model_dir, length: int = 5, count: int = 32, seed: int = 0):
