@@ -1,6 +1,7 @@
 """Figures are drawn from the tables: bar = mean (never mean + std), one bar per task and pair."""
 
 import polars as pl
+from matplotlib.colors import to_hex
 
 from lengthgen.results import figures
 
@@ -18,6 +19,9 @@ def test_mirror_bars_are_means_with_the_spread_as_error_bars(tmp_path):
     figure = figures.mirror_bars(icl_table())
     heights = sorted(round(p.get_height(), 6) for p in figure.axes[0].patches if p.get_height() > 0)
     assert heights == [0.25, 0.5, 0.95, 1.0]  # the table's means, not mean + std
+    legend = figure.axes[0].get_legend()
+    colours = {t.get_text(): to_hex(h.get_facecolor()) for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    assert colours == {"left / backward": figures.LEFT, "right / forward": figures.RIGHT}
     png, pdf = figures.save(figure, tmp_path / "mirror")
     assert png.read_bytes().startswith(b"\x89PNG") and pdf.read_bytes().startswith(b"%PDF")
 

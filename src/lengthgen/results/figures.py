@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from ..tasks import FAMILIES, MIRROR_PAIRS, LengthBin, get_task  # noqa: E402
 from .tables import atomic_path  # noqa: E402
@@ -103,9 +104,9 @@ def mirror_bars(table: pl.DataFrame, measure: str = "accuracy"):
             ax.set_xticks(range(len(pairs)), [f"{left}/{right}" for left, right in pairs], fontsize=7, rotation=30)
             ax.set_ylim(0, 1.05)
             ax.set_title(f"{model}, length {length_bin}", fontsize=9)
-    axes[0][0].bar([], [], color=LEFT, label="left / backward")
-    axes[0][0].bar([], [], color=RIGHT, label="right / forward")
-    axes[0][0].legend(fontsize=7)
+    # Handles of their own: an empty bar's legend entry takes the default colour, not its own.
+    axes[0][0].legend(handles=[Patch(color=LEFT, label="left / backward"), Patch(color=RIGHT, label="right / forward")],
+                      fontsize=7)
     figure.suptitle(f"In context, {MEASURE_LABELS[measure]}: mirror pairs (bar = mean, error bar = std over seeds; "
                     "hatched = not C-RASP[pos])")
     figure.tight_layout()
@@ -221,7 +222,7 @@ def realistic_bars(table: pl.DataFrame):
             [(f"{label}\n{length}", cells.get(("revert", length), {}).get(measure),
               cells.get(("cherrypick", length), {}).get(measure)) for length in lengths]
             for measure, label in (("exact", "exact"), ("tf_token_accuracy", "tf tokens"),
-                                   ("tf_line_start", "tf line starts"))])
+                                   ("tf_line_start", "tf line\nstarts"))])
         axes[row][1].set_ylim(0, 1.05)
         axes[row][1].set_title(f"{model}: git (blue revert = forward, red cherry-pick = backward)", fontsize=8)
     figure.tight_layout()
