@@ -1,6 +1,7 @@
 """Figures are drawn from the tables: bar = mean (never mean + std), one bar per task and pair."""
 
 import polars as pl
+import pytest
 from matplotlib.colors import to_hex
 
 from lengthgen.results import figures
@@ -48,3 +49,25 @@ def test_realistic_bars_pair_each_measure_per_length():
     assert heights[1] == [0.5, 0.25, 0.125, 0.0, 0.45, 0.4, 0.35, 0.3, 0.05, 0.0, 0.02, 0.01]
     labels = [t.get_text() for t in figure.axes[0].texts]
     assert labels == ["greedy\n60", "greedy\n90", "teacher-forced\n60", "teacher-forced\n90"]
+
+
+def test_head_maps_show_each_models_mean_scores_on_whole_layers_and_heads():
+    """One row per model (a 2-layer and a 4-layer one), each map the mean over lengths of that
+    score, ticks on whole layers and heads, the score named once per column."""
+    rows = []
+    for model, layers in (("small", 2), ("large", 4)):
+        for length in (3, 5):
+            for direction in ("forward", "backward"):
+                for layer in range(layers):
+                    for head in range(2):
+                        value = 0.1 * layer + 0.01 * head + (0.2 if length == 5 else 0.0)
+                        rows.append({"model": model, "direction": direction, "length": length, "layer": layer,
+                                     "head": head, "induction": value, "anti_induction": value / 2})
+    figure = figures.head_maps(pl.DataFrame(rows))
+    small_induction, small_anti, large_induction = figure.axes[0], figure.axes[1], figure.axes[2]
+    assert small_induction.get_images()[0].get_array()[1][1] == pytest.approx(0.1 + 0.01 + 0.1)
+    assert small_anti.get_images()[0].get_array()[1][1] == pytest.approx((0.1 + 0.01 + 0.1) / 2)
+    assert list(small_induction.get_yticks()) == [0, 1] and list(large_induction.get_yticks()) == [0, 1, 2, 3]
+    assert list(small_induction.get_xticks()) == [0, 1]
+    assert [a.get_title() for a in figure.axes[:4]] == ["induction (forward copies)",
+                                                         "anti-induction (backward copies)", "", ""]

@@ -147,22 +147,28 @@ def comparison(rows: pl.DataFrame):
 
 
 def head_maps(heads: pl.DataFrame):
-    """Per model: its induction scores on forward copies and anti-induction scores on backward
+    """Per model (a row): its induction scores on forward copies and anti-induction scores on backward
     copies as layer x head maps (mean over lengths and seeds), on one colour scale."""
     models = heads.get_column("model").unique(maintain_order=True).to_list()
-    figure, axes = plt.subplots(len(models), 2, figsize=(7, 2.6 * len(models)), squeeze=False)
+    figure, axes = plt.subplots(len(models), 2, figsize=(7, 2.2 * len(models) + 0.6), squeeze=False,
+                                layout="constrained")
     for row, model in enumerate(models):
         for col, (direction, score) in enumerate((("forward", "induction"), ("backward", "anti_induction"))):
+            ax = axes[row][col]
             cell = (heads.filter((pl.col("model") == model) & (pl.col("direction") == direction))
                     .group_by(["layer", "head"]).agg(pl.col(score).mean()))
             layers, count = cell.get_column("layer").max() + 1, cell.get_column("head").max() + 1
             grid = [[0.0] * count for _ in range(layers)]
             for r in cell.iter_rows(named=True):
                 grid[r["layer"]][r["head"]] = r[score]
-            image = axes[row][col].imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-            axes[row][col].set_title(f"{model}: {score.replace('_', '-')} ({direction} copies)", fontsize=8)
-            axes[row][col].set_xlabel("head")
-            axes[row][col].set_ylabel("layer")
+            image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+            ax.set_xticks(range(count))
+            ax.set_yticks(range(layers))  # whole layers and heads, however few
+            if row == 0:
+                ax.set_title(f"{score.replace('_', '-')} ({direction} copies)", fontsize=9)
+            if row == len(models) - 1:
+                ax.set_xlabel("head")
+            ax.set_ylabel(f"{model}\nlayer" if col == 0 else "layer", fontsize=8)
     figure.colorbar(image, ax=axes, shrink=0.6, label="mean attention")
     return figure
 
