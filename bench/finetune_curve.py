@@ -7,7 +7,8 @@ prints the validation (in distribution) and out-of-distribution teacher-forced e
 every evaluation, so a reader can see where the left/backward tasks start to learn and
 whether a longer stage would show the paper's finding. With --positions, a copying task also
 prints the out-of-distribution accuracy by the output symbol's place in the source (where a
-positional rule breaks).
+positional rule breaks). With --random-init, the same architecture starts from a fresh
+initialisation instead of its pretrained weights (what pretraining adds or costs).
 Run: `.venv/bin/python bench/finetune_curve.py UL --batch-size 64 --steps 800`.
 """
 
@@ -18,6 +19,7 @@ import json
 import time
 from dataclasses import replace
 
+import torch
 import yaml
 
 from lengthgen.config import finetune_task_section, model_entry, validate_config
@@ -44,6 +46,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--positions", action="store_true", help="copying: accuracy by source position at the end")
+    parser.add_argument("--random-init", action="store_true",
+                        help="the same architecture freshly initialised instead of pretrained: what pretraining adds")
     args = parser.parse_args()
     configure(threads=args.threads)
 
@@ -64,10 +68,17 @@ def main() -> None:
     beyond = encoded_examples(task, data, test_bin, args.examples, args.seed, "test", layout)
     run, _ = finetune_run(entry, task, args.seed, section, None,
                           more_metrics=lambda m: {"out_of_distribution": teacher_forced_accuracy(m, *beyond, 256)})
+    if args.random_init:
+        from transformers import AutoModelForCausalLM
+
+        torch.manual_seed(args.seed)
+        fresh = AutoModelForCausalLM.from_config(run.model.config)
+        run.model.load_state_dict(fresh.state_dict())  # in place: the optimiser keeps its parameters
     settings = run.settings
     started = time.perf_counter()
     train([run], progress=True)
-    result = {"task": task.name, "model": name, "batch_size": settings.batch_size, "lr": settings.lr,
+    result = {"task": task.name, "model": name, "init": "random" if args.random_init else "pretrained",
+              "batch_size": settings.batch_size, "lr": settings.lr,
               "steps": settings.max_steps, "seconds": round(time.perf_counter() - started),
               "train": str(train_bin), "test": str(test_bin),
               "evaluated_at": run.history.steps,
