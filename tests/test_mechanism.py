@@ -156,3 +156,28 @@ def test_top_heads_and_a_whole_analysis_on_a_trained_layout():
     heads, conditions = analyse(model, lambda n, d, s: trained_prompts(SCRATCH_LAYOUT, n, d, 6, s, 25), [3, 4], [0], 1)
     assert heads.height == 2 * 2 * 2 and set(heads.get_column("direction")) == {"forward", "backward"}
     assert conditions.height == 2 * 2 * 5 and conditions.get_column("accuracy").is_between(0, 1).all()
+
+
+def test_the_heads_summary_keeps_the_models_in_order_with_their_best_heads():
+    """The summary (the markdown's rows) lists models as the table does, every time, each with its
+    best induction head on forward copies and best anti-induction head on backward copies."""
+    import polars as pl
+
+    from lengthgen.mechanism.tables import heads_summary
+
+    models = [f"model-{name}" for name in "hgfedcba"]
+    rows = [{"model": model, "direction": direction, "length": 3, "layer": layer, "head": head,
+             "previous_token": 0.0, "duplicate": 0.0,
+             "induction": 0.1 * (layer + head) + 0.01 * rank if direction == "forward" else 0.0,
+             "anti_induction": 0.3 * (layer == 0 and head == 1) if direction == "backward" else 0.0,
+             "copy_accuracy": 0.5, "seeds": 1}
+            for rank, model in enumerate(models) for direction in ("forward", "backward")
+            for layer in range(2) for head in range(2)]
+    table = pl.DataFrame(rows)
+    for _ in range(3):
+        summary = heads_summary(table)
+        assert summary.get_column("model").to_list() == models
+    first = summary.row(0, named=True)
+    assert first["induction_head"] == "1.1" and first["best_induction"] == pytest.approx(0.2)
+    assert first["anti_induction_head"] == "0.1" and first["best_anti_induction"] == pytest.approx(0.3)
+    assert first["induction_heads"] == 0 and first["anti_induction_heads"] == 1

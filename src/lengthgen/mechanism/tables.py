@@ -21,9 +21,10 @@ def heads_table(paths) -> pl.DataFrame:
 
 def heads_summary(table: pl.DataFrame) -> pl.DataFrame:
     """Per model: the best induction head on forward copies against the best anti-induction head on
-    backward copies, how many heads pass STRONG, and each direction's copy accuracy."""
-    per_head = table.group_by(["model", "direction", "layer", "head"]).agg(*(pl.col(s).mean() for s in SCORES),
-                                                                             pl.col("copy_accuracy").mean())
+    backward copies, how many heads pass STRONG, and each direction's copy accuracy; models in the
+    table's order (a group_by without it orders them differently from run to run)."""
+    per_head = table.group_by(["model", "direction", "layer", "head"], maintain_order=True).agg(
+        *(pl.col(s).mean() for s in SCORES), pl.col("copy_accuracy").mean())
     rows = []
     for (model,), heads in per_head.group_by(["model"], maintain_order=True):
         forward, backward = (heads.filter(pl.col("direction") == d) for d in ("forward", "backward"))
