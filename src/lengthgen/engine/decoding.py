@@ -26,6 +26,11 @@ class Request:
     stop: tuple[str, ...] = ()
 
 
+def padding_id(tokenizer) -> int:
+    """The id to pad batches with: the tokenizer's pad token, else its end of text (else 0)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+
+
 def _cut(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
     """The text up to the first stop string, and whether one was found."""
     positions = [text.find(s) for s in stops if s and s in text]
@@ -37,7 +42,7 @@ def greedy_decode(model, tokenizer, requests: list[Request], batch_size: int = 1
                   progress: bool = False) -> list[str]:
     """Greedy continuation of each prompt, cut at its first stop string."""
     device = input_device(model)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad_id = padding_id(tokenizer)
     eos_ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
     encoded = [tokenizer(r.prompt, add_special_tokens=False).input_ids for r in requests]
     limit = position_limit(model)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import torch
 from tqdm.auto import tqdm
 
+from ..engine.decoding import padding_id
 from ..runtime import input_device
 
 
@@ -62,11 +63,6 @@ def force(model, pad_id: int, items: list[tuple[list[int], list[int], list[tuple
     return results
 
 
-def pad_id(tokenizer) -> int:
-    """The id to pad batches with: the tokenizer's pad token, else its end of text."""
-    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
-
-
 @dataclass
 class TeacherItem:
     prompt: str  # the exact text the model is given (a chat template already applied)
@@ -101,7 +97,7 @@ def teacher_forced(model, tokenizer, items: list[TeacherItem], batch_size: int =
     p_right / p_left (probabilities of the neighbours' distinguishing token)."""
     plans = [_plan(tokenizer, item) for item in items]
     asked = [[(d[0], d[1]), (d[0], d[2])] if (d := plan["distinguishing"]) else [] for plan in plans]
-    forced = force(model, pad_id(tokenizer), [(p["prompt"], p["answer"], a) for p, a in zip(plans, asked)],
+    forced = force(model, padding_id(tokenizer), [(p["prompt"], p["answer"], a) for p, a in zip(plans, asked)],
                    batch_size, progress)
     results = []
     for item, plan, result in zip(items, plans, forced):

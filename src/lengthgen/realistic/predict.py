@@ -17,10 +17,10 @@ import zlib
 import numpy as np
 import polars as pl
 
-from ..engine.decoding import Request
+from ..engine.decoding import Request, padding_id
 from ..icl.cache import PredictionCache, prediction_key
 from ..icl.predict import CachedModel, cached_values, decode_cached, model_text
-from ..icl.teacher import force, pad_id
+from ..icl.teacher import force
 from . import TASKS, git
 from .ambiguity import classes, score_copy
 from .lorem import paragraphs
@@ -52,7 +52,7 @@ def _forced(model: CachedModel, tokenizer, pairs: list[tuple[str, list[int]]], c
     found = [json.loads(v) if v is not None else None for v in stored]
     if missing:
         items = [(tokenizer(pairs[i][0], add_special_tokens=False).input_ids, pairs[i][1], []) for i in missing]
-        for i, result in zip(missing, force(model(), pad_id(tokenizer), items, batch_size, progress)):
+        for i, result in zip(missing, force(model(), padding_id(tokenizer), items, batch_size, progress)):
             found[i] = [p == t for p, t in zip(result.predicted, pairs[i][1])]
     return found, {keys[i]: json.dumps(found[i]) for i in missing}
 
