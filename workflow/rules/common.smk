@@ -54,7 +54,6 @@ wildcard_constraints:
     model=r"[A-Za-z0-9_.-]+",
     subject=r"[A-Za-z0-9_.-]+",
     realistic="|".join(REALISTIC_TASKS),
-    length=r"\d+",
 
 
 def task_of(wildcards):
