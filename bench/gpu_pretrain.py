@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    rows, accuracy = probe_rows(model, AutoTokenizer.from_pretrained(model_dir), section["probe_length"], 32, 0)
+    rows, accuracy = probe_rows(model, AutoTokenizer.from_pretrained(model_dir), section["probe_length"])
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     record = {"preset": args.preset, "section": section, "seconds": round(seconds, 1), "device": device,
               "torch": torch.__version__, **summary, "probe": rows, **accuracy}

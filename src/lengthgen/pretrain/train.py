@@ -77,7 +77,7 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
 
 
 @torch.no_grad()
-def probe_rows(model, tokenizer, length: int, count: int, seed: int) -> tuple[list[dict], dict]:
+def probe_rows(model, tokenizer, length: int = 5, count: int = 32, seed: int = 0) -> tuple[list[dict], dict]:
     """One row per head and direction with its scores, and the copy accuracy per direction (no
     polars: the pretraining probe also runs on the GPU machine, which lacks it)."""
     from ..icl.prompts import symbol_separator
@@ -110,7 +110,7 @@ def probe_heads(model, tokenizer, length: int = 5, count: int = 32, seed: int = 
 def probe_summary(model, tokenizer, length: int = 5) -> dict:
     """Best induction score (forward copy prompts) and best anti-induction score (backward ones),
     and the teacher-forced copy accuracy of each direction."""
-    rows, accuracy = probe_rows(model, tokenizer, length, 32, 0)
+    rows, accuracy = probe_rows(model, tokenizer, length)
     best = {score: max(r[score] for r in rows if r["direction"] == direction)
             for score, direction in (("induction", "forward"), ("anti_induction", "backward"))}
     return {"best_induction": best["induction"], "best_anti_induction": best["anti_induction"], **accuracy}

@@ -222,8 +222,7 @@ def realistic_bars(table: pl.DataFrame):
             for measure, label in (("unambiguous", "greedy"), ("tf_unambiguous", "teacher-forced"))])
         axes[row][0].set_title(f"{model}: lorem ipsum (blue unambiguous, red ambiguous)", fontsize=8)
         lengths = sorted(set(git.get_column("length").to_list()))
-        cells = {(task, length): values for task, length, values in
-                 ((v["task"], v["length"], v) for v in git.iter_rows(named=True))}
+        cells = {(v["task"], v["length"]): v for v in git.iter_rows(named=True)}
         _paired_bars(axes[row][1], [
             [(f"{label}\n{length}", cells.get(("revert", length), {}).get(measure),
               cells.get(("cherrypick", length), {}).get(measure)) for length in lengths]
