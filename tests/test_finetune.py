@@ -93,4 +93,5 @@ def test_more_metrics_sit_beside_validation_in_the_history(tmp_path):
     train([run], progress=False)
     assert run.history.steps == [10, 20] and run.history.metrics == [{"probe": 0.25}, {"probe": 0.5}]
     assert calls == [False, False]  # measured in evaluation mode
+    assert run.best_accuracy == max(run.history.accuracies)  # kept by validation, not by the rising probe
     assert tokenizer.convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
