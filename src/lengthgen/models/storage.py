@@ -3,21 +3,36 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
 WHOLE_FILE_LIMIT = 64 * 2**20  # larger weight files are fingerprinted by size, head and tail
 
 
-def save_hf_directory(model, tokenizer, model_dir) -> None:
-    """Write model and tokenizer as one Hugging Face directory, whole or not at all."""
+def save_hf_directory(model, tokenizer, model_dir, extra: dict[str, str] | None = None) -> None:
+    """Write model and tokenizer as one Hugging Face directory, whole or not at all; `extra`:
+    further text files to write into it (name -> content)."""
     model_dir = Path(model_dir)
     partial = model_dir.with_name(f".{model_dir.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
+    for name, text in (extra or {}).items():
+        (partial / name).write_text(text)
+    readable_by_all(partial)
     shutil.rmtree(model_dir, ignore_errors=True)
     partial.rename(model_dir)
+
+
+def readable_by_all(folder: Path) -> None:
+    """Give every file the permissions the user's umask gives new files (safetensors writes its
+    weights 0600, which a collaborator on a shared cluster could not read)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    for file in folder.rglob("*"):
+        if file.is_file():
+            os.chmod(file, 0o666 & ~mask)
 
 
 def directory_fingerprint(path: str | Path) -> str:

@@ -1,0 +1,20 @@
+# Registry models that arrive as GGUF files (a path, or a file inside an installed package): each is
+# converted once into a Hugging Face directory, which every job that uses the model reads as input.
+
+
+rule gguf_convert:
+    input:
+        unpack(lambda w: gguf_inputs(w.model)),
+    output:
+        directory(CONVERTED),
+    params:
+        source=lambda w: config["models"][w.model]["gguf"],
+        dtype=lambda w: config["models"][w.model]["dtype"],
+    log:
+        log_path("gguf_convert", "{model}"),
+    benchmark:
+        benchmark_path("gguf_convert", "{model}")
+    conda:
+        ENV
+    script:
+        "../scripts/gguf_convert.py"
