@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from lengthgen.engine.decoding import Request, _cut, greedy_decode
+from lengthgen.engine.decoding import Request, greedy_decode, stop_cut
 from lengthgen.icl.predict import BUDGET_MARGIN, STOPS, build_prompts
 from lengthgen.icl.prompts import symbol_separator
 from lengthgen.runtime import configure
@@ -55,7 +55,7 @@ def per_example(model, tokenizer, requests) -> list[str]:
         out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=request.max_new_tokens,
                              do_sample=False, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                              stop_strings=list(request.stop), tokenizer=tokenizer)
-        answers.append(_cut(tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True), request.stop)[0])
+        answers.append(stop_cut(tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True), request.stop)[0])
     return answers
 
 
@@ -79,7 +79,7 @@ def batched_generate(model, tokenizer, requests, batch_size: int, static: bool) 
             tokens = out[row, batch["input_ids"].shape[1]:][: requests[i].max_new_tokens].tolist()
             if tokenizer.eos_token_id in tokens:
                 tokens = tokens[: tokens.index(tokenizer.eos_token_id)]
-            answers[i] = _cut(tokenizer.decode(tokens, skip_special_tokens=True), requests[i].stop)[0]
+            answers[i] = stop_cut(tokenizer.decode(tokens, skip_special_tokens=True), requests[i].stop)[0]
     return answers
 
 

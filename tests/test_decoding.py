@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from lengthgen.engine.decoding import Request, _cut, greedy_decode
+from lengthgen.engine.decoding import Request, greedy_decode, stop_cut
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
@@ -37,7 +37,7 @@ def reference(model, request):
     ids = torch.tensor([TOKENIZER(request.prompt, add_special_tokens=False).input_ids])
     out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=request.max_new_tokens,
                          do_sample=False, eos_token_id=TOKENIZER.eos_token_id, pad_token_id=TOKENIZER.pad_token_id)
-    return _cut(TOKENIZER.decode(out[0, ids.shape[1]:], skip_special_tokens=True), request.stop)[0]
+    return stop_cut(TOKENIZER.decode(out[0, ids.shape[1]:], skip_special_tokens=True), request.stop)[0]
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2"])
@@ -50,8 +50,8 @@ def test_batched_equals_per_example_generate(kind, batch_size):
 
 
 def test_stop_strings_and_budget():
-    assert _cut("a b <eos> c", ("<eos>", "\n")) == ("a b ", True)
-    assert _cut("abc", ("\n",)) == ("abc", False)
+    assert stop_cut("a b <eos> c", ("<eos>", "\n")) == ("a b ", True)
+    assert stop_cut("abc", ("\n",)) == ("abc", False)
 
 
 def few_shot_requests():

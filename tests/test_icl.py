@@ -67,12 +67,13 @@ class Oracle(torch.nn.Module):
     def __init__(self, vocab, fixed=None):
         super().__init__()
         self.vocab, self.fixed, self.anchor = vocab, fixed or {}, torch.nn.Parameter(torch.zeros(1))
+        self.config = SimpleNamespace(model_type="oracle")  # no position table, no sliding window
 
     @property
     def device(self):
         return torch.device("cpu")
 
-    def forward(self, input_ids, attention_mask=None, position_ids=None, logits_to_keep=0):
+    def forward(self, input_ids, attention_mask=None, position_ids=None, logits_to_keep=0, use_cache=False):
         logits = torch.zeros(*input_ids.shape, self.vocab)
         logits[:, :-1].scatter_(-1, input_ids[:, 1:, None], 10.0)
         for (row, column), token in self.fixed.items():

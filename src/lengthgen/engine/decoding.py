@@ -31,7 +31,7 @@ def padding_id(tokenizer) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
 
 
-def _cut(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
+def stop_cut(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
     """The text up to the first stop string, and whether one was found."""
     positions = [text.find(s) for s in stops if s and s in text]
     return (text[:min(positions)], True) if positions else (text, False)
@@ -90,5 +90,5 @@ def _decode_batch(model, tokenizer, prompts: list[list[int]], requests: list[Req
         tokens = out[row, width:width + request.max_new_tokens].tolist()
         ends = [k for k, token in enumerate(tokens) if token in eos_ids]
         tokens = tokens[:ends[0]] if ends else tokens
-        answers.append(_cut(tokenizer.decode(tokens, skip_special_tokens=True), request.stop)[0])
+        answers.append(stop_cut(tokenizer.decode(tokens, skip_special_tokens=True), request.stop)[0])
     return answers

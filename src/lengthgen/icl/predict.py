@@ -12,16 +12,17 @@ model is loaded only when something is missing.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import polars as pl
 
-from ..engine.decoding import Request, greedy_decode
+from ..engine.forcing import ForcedItem, force
 from ..tasks import Task, get_task
 from ..tasks.generate import encode
 from .cache import PredictionCache, prediction_key
 from .prompts import Example, build_prompt, demonstration_pool, draw_demonstrations
 from .scoring import authors_prediction, right_neighbour_error, strict_correct
-from .teacher import TeacherItem, teacher_forced
+from .teacher import TeacherItem, forced_items, scores_of
 
 BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a stray token)
 STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
@@ -79,21 +80,33 @@ def cached_values(cache: PredictionCache | None, keys: list[str]):
     return found, [i for i, value in enumerate(found) if value is None]
 
 
-def decode_cached(model: CachedModel, tokenizer, requests: list[Request], cache: PredictionCache | None,
-                  batch_size: int, progress: bool = False) -> tuple[list[str], list[bool], dict[str, str]]:
-    """Greedy completions, from the cache where it has them; the model decodes (and is loaded) only for
-    the rest. Returns the completions, which came from the cache, and the new cache entries (the
-    caller stores them with whatever else it made, as one shard)."""
-    keys = [prediction_key(r.prompt, {"greedy": True, "max_new_tokens": r.max_new_tokens, "stop": list(r.stop)})
-            for r in requests]
-    completions, missing = cached_values(cache, keys)
+def decoding_key(prompt: str, item: ForcedItem) -> str:
+    """A greedy completion's cache key: the exact prompt, the budget and the stop strings."""
+    return prediction_key(prompt, {"greedy": True, "max_new_tokens": item.budget, "stop": list(item.stop)})
+
+
+def forced_with_cache(model: CachedModel, tokenizer, prompts: list[str], items: list[ForcedItem],
+                      teacher_keys: list[str], summarise, cache: PredictionCache | None, batch_size: int,
+                      progress: bool = False):
+    """Greedy completions and teacher-forced summaries of prompts, from the cache where it has them;
+    the rest from one forced pass per batch (`engine.forcing.force`), which decodes only the rows
+    whose completion is missing. summarise(index, Forced) -> what is kept of a forced reading
+    (JSON-able). Returns (completions, which completions came from the cache, summaries, the new
+    cache entries: the caller stores them with whatever else it made, as one shard)."""
+    decoding_keys = [decoding_key(p, i) for p, i in zip(prompts, items)]
+    completions, _ = cached_values(cache, decoding_keys)
+    stored, _ = cached_values(cache, teacher_keys)
+    summaries = [json.loads(s) if s is not None else None for s in stored]
     from_cache = [c is not None for c in completions]
+    missing = [i for i in range(len(items)) if completions[i] is None or summaries[i] is None]
     if missing:
-        decoded = greedy_decode(model(), tokenizer, [requests[i] for i in missing], batch_size=batch_size,
-                                progress=progress)
-        for i, completion in zip(missing, decoded):
-            completions[i] = completion
-    return completions, from_cache, {keys[i]: completions[i] for i in missing}
+        asked = [replace(items[i], budget=0 if from_cache[i] else items[i].budget) for i in missing]
+        for i, result in zip(missing, force(model(), tokenizer, asked, batch_size, progress)):
+            completions[i] = completions[i] if from_cache[i] else result.completion
+            summaries[i] = summaries[i] if stored[i] is not None else summarise(i, result)
+    new = {decoding_keys[i]: completions[i] for i in missing if not from_cache[i]}
+    new.update({teacher_keys[i]: json.dumps(summaries[i]) for i in missing if stored[i] is None})
+    return completions, from_cache, summaries, new
 
 
 def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,
@@ -104,20 +117,16 @@ def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], pr
     stops = ("</target>",) if chat else STOPS[task.family]
     budgets = [len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
                + BUDGET_MARGIN for p in prompts]
-    requests = [Request(text, budget, stops) for text, budget in zip(texts, budgets)]
-    completions, from_cache, decoded = decode_cached(model, tokenizer, requests, cache, batch_size, progress)
-    items = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat))
-             for text, p, row in zip(texts, prompts, rows)]
+    teacher = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat), budget, stops)
+               for text, p, row, budget in zip(texts, prompts, rows, budgets)]
+    items, plans = forced_items(tokenizer, teacher)
     teacher_keys = [prediction_key(i.prompt, {"teacher_forced": i.continuation, "neighbours": i.neighbours})
-                    for i in items]
-    stored, teacher_missing = cached_values(cache, teacher_keys)
-    scores = [json.loads(s) if s is not None else None for s in stored]
-    if teacher_missing:
-        for i, result in zip(teacher_missing, teacher_forced(model(), tokenizer, [items[i] for i in teacher_missing],
-                                                             batch_size, progress)):
-            scores[i] = result
+                    for i in teacher]
+    completions, from_cache, scores, new = forced_with_cache(
+        model, tokenizer, texts, items, teacher_keys, lambda i, result: scores_of(teacher[i], plans[i], result),
+        cache, batch_size, progress)
     if cache is not None:
-        cache.add({**decoded, **{teacher_keys[i]: json.dumps(scores[i]) for i in teacher_missing}})
+        cache.add(new)
     predicted = [authors_prediction(task, c, chat) for c in completions]
     return pl.DataFrame({
         "example": [r["example"] for r in rows],

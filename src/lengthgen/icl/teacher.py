@@ -11,56 +11,9 @@ wrong, so the induction bias shows in small models too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import torch
-from tqdm.auto import tqdm
-
-from ..engine.decoding import padding_id
-from ..runtime import input_device
-
-
-@dataclass
-class Forced:
-    """One answer under teacher forcing: per answer token, the model's top token and the
-    log-probability of the right one; and the probabilities asked for as (answer index, token)."""
-
-    predicted: list[int]
-    log_probs: list[float]
-    asked: dict[tuple[int, int], float] = field(default_factory=dict)
-
-
-@torch.no_grad()
-def force(model, pad_id: int, items: list[tuple[list[int], list[int], list[tuple[int, int]]]], batch_size: int = 16,
-          progress: bool = False) -> list[Forced]:
-    """items: (prompt ids, answer ids, (answer index, token) pairs whose probability to return)."""
-    device = input_device(model)
-    order = sorted(range(len(items)), key=lambda i: -(len(items[i][0]) + len(items[i][1])))
-    results: list[Forced | None] = [None] * len(items)
-    bar = tqdm(total=len(items), disable=not progress, desc="teacher-forced", unit="ex")
-    for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
-        sequences = [items[i][0] + items[i][1] for i in rows]
-        width, keep = max(map(len, sequences)), max(len(items[i][1]) for i in rows) + 1
-        ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for r, sequence in enumerate(sequences):  # left padding: every row's answer ends at the last column
-            ids[r, width - len(sequence):] = torch.tensor(sequence)
-            mask[r, width - len(sequence):] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-                       logits_to_keep=keep).logits
-        for r, i in enumerate(rows):
-            _, answer, asked = items[i]
-            # logits[:, k] predicts the token at column width - keep + k + 1.
-            rows_of_answer = torch.log_softmax(logits[r, keep - 1 - len(answer):keep - 1].float(), dim=-1)
-            target = torch.tensor(answer, device=rows_of_answer.device)
-            results[i] = Forced(rows_of_answer.argmax(-1).tolist(),
-                                rows_of_answer.gather(1, target[:, None])[:, 0].tolist(),
-                                {(k, t): float(rows_of_answer[k, t].exp()) for k, t in asked})
-        bar.update(len(rows))
-    bar.close()
-    return results
+from ..engine.forcing import Forced, ForcedItem, force
 
 
 @dataclass
@@ -68,6 +21,8 @@ class TeacherItem:
     prompt: str  # the exact text the model is given (a chat template already applied)
     continuation: list[tuple[str, bool]]  # (text, is_symbol) segments of a correct answer
     neighbours: tuple[str, str] | None = None  # retrieval: (right, left) neighbour as spelled in the answer
+    budget: int = 0  # > 0: also decode greedily, this many new tokens at most, cut at the stop strings
+    stop: tuple[str, ...] = ()
 
 
 def _plan(tokenizer, item: TeacherItem) -> dict:
@@ -90,24 +45,32 @@ def _plan(tokenizer, item: TeacherItem) -> dict:
             "distinguishing": distinguishing}
 
 
-def teacher_forced(model, tokenizer, items: list[TeacherItem], batch_size: int = 16,
-                   progress: bool = False) -> list[dict]:
-    """Per item: symbol_accuracy (share of target symbols predicted right at every token),
-    exact (all of them), target_logprob (sum over the symbols' tokens), and for retrieval
-    p_right / p_left (probabilities of the neighbours' distinguishing token)."""
+def forced_items(tokenizer, items: list[TeacherItem]) -> tuple[list[ForcedItem], list[dict]]:
+    """The items as token ids for `engine.forcing.force`, and the plan that reads its results."""
     plans = [_plan(tokenizer, item) for item in items]
     asked = [[(d[0], d[1]), (d[0], d[2])] if (d := plan["distinguishing"]) else [] for plan in plans]
-    forced = force(model, padding_id(tokenizer), [(p["prompt"], p["answer"], a) for p, a in zip(plans, asked)],
-                   batch_size, progress)
-    results = []
-    for item, plan, result in zip(items, plans, forced):
-        answer = plan["answer"]
-        spans = [span for span, (_, symbol) in zip(plan["spans"], item.continuation) if symbol]
-        right = sum(all(result.predicted[k] == answer[k] for k in span) for span in spans)
-        scores = {"symbol_accuracy": right / len(spans), "exact": right == len(spans),
-                  "target_logprob": sum(result.log_probs[k] for span in spans for k in span),
-                  "p_right": None, "p_left": None}
-        if (d := plan["distinguishing"]) is not None:
-            scores.update(p_right=result.asked[(d[0], d[1])], p_left=result.asked[(d[0], d[2])])
-        results.append(scores)
-    return results
+    return [ForcedItem(p["prompt"], p["answer"], a, item.budget, item.stop)
+            for item, p, a in zip(items, plans, asked)], plans
+
+
+def scores_of(item: TeacherItem, plan: dict, result: Forced) -> dict:
+    """symbol_accuracy (share of target symbols predicted right at every token), exact (all of
+    them), target_logprob (sum over the symbols' tokens), and for retrieval p_right / p_left
+    (probabilities of the neighbours' distinguishing token)."""
+    answer = plan["answer"]
+    spans = [span for span, (_, symbol) in zip(plan["spans"], item.continuation) if symbol]
+    right = sum(all(result.predicted[k] == answer[k] for k in span) for span in spans)
+    scores = {"symbol_accuracy": right / len(spans), "exact": right == len(spans),
+              "target_logprob": sum(result.log_probs[k] for span in spans for k in span),
+              "p_right": None, "p_left": None}
+    if (d := plan["distinguishing"]) is not None:
+        scores.update(p_right=result.asked[(d[0], d[1])], p_left=result.asked[(d[0], d[2])])
+    return scores
+
+
+def teacher_forced(model, tokenizer, items: list[TeacherItem], batch_size: int = 16,
+                   progress: bool = False) -> list[dict]:
+    """Per item its scores (`scores_of`), and where the item has a budget its greedy `completion`."""
+    forced, plans = forced_items(tokenizer, items)
+    return [{**scores_of(item, plan, result), **({"completion": result.completion} if item.budget else {})}
+            for item, plan, result in zip(items, plans, force(model, tokenizer, forced, batch_size, progress))]

@@ -11,16 +11,14 @@ it for a cherry-pick), revert against cherry-pick.
 
 from __future__ import annotations
 
-import json
 import zlib
 
 import numpy as np
 import polars as pl
 
-from ..engine.decoding import Request, padding_id
+from ..engine.forcing import ForcedItem
 from ..icl.cache import PredictionCache, prediction_key
-from ..icl.predict import CachedModel, cached_values, decode_cached, model_text
-from ..icl.teacher import force
+from ..icl.predict import CachedModel, forced_with_cache, model_text
 from . import TASKS, git
 from .ambiguity import classes, score_copy
 from .lorem import paragraphs
@@ -43,28 +41,18 @@ SYSTEM = ("You are a very careful and precise assistant. You always follow the i
           "You never generate code.")
 
 
-def _forced(model: CachedModel, tokenizer, pairs: list[tuple[str, list[int]]], cache,
-            batch_size: int, progress: bool) -> tuple[list[list[bool]], dict[str, str]]:
-    """Per (prompt text, answer ids): whether the model ranks each answer token first; and the new
-    cache entries."""
-    keys = [prediction_key(prompt, {"teacher_forced_tokens": answer}) for prompt, answer in pairs]
-    stored, missing = cached_values(cache, keys)
-    found = [json.loads(v) if v is not None else None for v in stored]
-    if missing:
-        items = [(tokenizer(pairs[i][0], add_special_tokens=False).input_ids, pairs[i][1], []) for i in missing]
-        for i, result in zip(missing, force(model(), padding_id(tokenizer), items, batch_size, progress)):
-            found[i] = [p == t for p, t in zip(result.predicted, pairs[i][1])]
-    return found, {keys[i]: json.dumps(found[i]) for i in missing}
-
-
-def _predict(model: CachedModel, tokenizer, requests: list[Request], answers: list[list[int]], cache,
-             batch_size: int, progress: bool):
-    """Greedy completions and teacher-forced hits of the same prompts, new entries cached as one shard."""
-    outputs, cached, decoded = decode_cached(model, tokenizer, requests, cache, batch_size, progress)
-    hits, forced = _forced(model, tokenizer, [(r.prompt, a) for r, a in zip(requests, answers)], cache, batch_size,
-                           progress)
-    if cache is not None and (decoded or forced):
-        cache.add({**decoded, **forced})
+def _predict(model: CachedModel, tokenizer, prompts: list[str], answers: list[list[int]], budgets: list[int],
+             stops: tuple[str, ...], cache, batch_size: int, progress: bool):
+    """Greedy completions and teacher-forced hits (whether the model ranks each answer token first)
+    of the same prompts, from one forced pass per batch; new entries cached as one shard."""
+    items = [ForcedItem(tokenizer(p, add_special_tokens=False).input_ids, a, [], b, stops)
+             for p, a, b in zip(prompts, answers, budgets)]
+    keys = [prediction_key(p, {"teacher_forced_tokens": a}) for p, a in zip(prompts, answers)]
+    outputs, cached, hits, new = forced_with_cache(
+        model, tokenizer, prompts, items, keys, lambda i, result: [p == t for p, t in zip(result.predicted, answers[i])],
+        cache, batch_size, progress)
+    if cache is not None and new:
+        cache.add(new)
     return outputs, cached, hits
 
 
@@ -76,8 +64,7 @@ def lorem_rows(model: CachedModel, tokenizer, tokens: int, seed: int, count: int
     references = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
     stops = ("</paragraph>", "THE_END") if chat else ("<end>",)
     budget = [len(r) + MARGIN + (8 if chat else 0) for r in references]
-    outputs, cached, hits = _predict(model, tokenizer, [Request(p, b, stops) for p, b in zip(prompts, budget)],
-                                     references, cache, batch_size, progress)
+    outputs, cached, hits = _predict(model, tokenizer, prompts, references, budget, stops, cache, batch_size, progress)
     outputs = [o.split("<paragraph>")[-1] if chat else o for o in outputs]
     tokenize = lambda text: tokenizer(text, add_special_tokens=False).input_ids
     scores = [score_copy(t, o, tokenize) for t, o in zip(texts, outputs)]
@@ -115,8 +102,8 @@ def git_rows(model: CachedModel, tokenizer, task: str, commits: int, seed: int, 
     answer_ids = [tokenizer(a, add_special_tokens=False).input_ids for a in answers]
     starts = [_line_starts(tokenizer, lead, g, ids) for g, ids in zip(golds, answer_ids)]
     budget = [len(a) + MARGIN for a in answer_ids]
-    outputs, cached, hits = _predict(model, tokenizer, [Request(p, b, ("<end>",)) for p, b in zip(prompts, budget)],
-                                     answer_ids, cache, batch_size, progress)
+    outputs, cached, hits = _predict(model, tokenizer, prompts, answer_ids, budget, ("<end>",), cache, batch_size,
+                                     progress)
     rows = []
     for i, (output, gold, hit) in enumerate(zip(outputs, golds, hits)):
         exact, share = git.score(output, gold)
