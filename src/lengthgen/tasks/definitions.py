@@ -49,11 +49,11 @@ class Task:
 _PREFIX = "the count of q up to here is 1 marks the first occurrence"
 # The paper's proofs that no program exists (Veitsman et al. 2025, App. A.2).
 _LAST = ("the last occurrence needs knowledge of what comes later, which prefix counts cannot give: a program "
-         "would separate two languages that no C-RASP[pos] program separates (App. A.2 Lemma 6, by Huang et al. "
-         "2025 Lemmas 35-36)")
+         "would separate two languages that no C-RASP[pos] program separates (paper App. A.2 Lemma 6, "
+         "by Huang et al. 2025 Lemmas 35-36)")
 _REPEATS = ("repeated symbols make matching ambiguous; copying needs index addressing, which counting cannot give: "
             "C-RASP[pos] programs need only logarithmic communication between the string's halves, copying "
-            "with repeats linear (App. A.2 Lemma 8, by Huang et al. 2025 Theorem 12)")
+            "with repeats linear (paper App. A.2 Lemma 8, by Huang et al. 2025 Theorem 12)")
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [

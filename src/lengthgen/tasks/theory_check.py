@@ -20,7 +20,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ..theory import NONE, generate, next_symbols
-from .definitions import TASK_NAMES, Task, get_task
+from .definitions import TASKS, Task, get_task
 from .generate import CHAR_SYMBOLS, MAX_ALPHABET, encode, generate_inputs, style_of, symbols_used, target_of
 from .lengths import LengthBin
 
@@ -154,7 +154,7 @@ def theory_check(paths, section: dict) -> pl.DataFrame:
     frame = pl.DataFrame(rows).group_by(["encoding", "task", "program", "lengths", "bin"], maintain_order=True).agg(
         pl.col("seed").n_unique().alias("seeds"), pl.col("examples").sum(), pl.col("correct").sum())
     frame = frame.with_columns((pl.col("correct") / pl.col("examples")).alias("share"),
-                               pl.col("task").map_elements(TASK_NAMES.index, return_dtype=pl.Int64).alias("order"),
+                               pl.col("task").map_elements(list(TASKS).index, return_dtype=pl.Int64).alias("order"),
                                pl.col("bin").map_elements(lambda b: LengthBin.parse(b).low, return_dtype=pl.Int64)
                                .alias("low"))
     return frame.sort(["encoding", "order", "low"]).select(COLUMNS)
