@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lengthgen.tasks import TASKS, LengthBin, definitions
-from lengthgen.tasks.generate import make_dataset
+from lengthgen.tasks.generate import make_dataset, symbols_used
 from lengthgen.tasks.theory import theory_table
 from lengthgen.tasks.theory_check import ExampleSet, TheoryCheckFailed, score, tenfold_settings, theory_check
 from lengthgen.theory import (
@@ -112,7 +112,6 @@ STYLES = [  # (tasks, encoding, generator settings): every style, in every encod
 
 def example_set(task, encoding, settings, lengths, count=40, seed=0):
     rows = make_dataset(TASKS[task], encoding, settings, LengthBin.parse(lengths), count, seed).to_pydict()
-    from lengthgen.tasks.generate import symbols_used
     return ExampleSet(TASKS[task], encoding, lengths, seed, "test", symbols_used(settings), rows["example"],
                       rows["context"], rows["query"], rows["target"])
 
