@@ -57,7 +57,7 @@ class ExampleSet:
 
 def score(examples: ExampleSet) -> np.ndarray:
     """Per example, whether the program generates exactly the target (read in one pass over prompt and
-    target: every value at a position depends only on the positions before it)."""
+    target: a value at a position depends on the positions up to it only)."""
     prompts = [examples.prompt(k) for k in range(len(examples.examples))]
     strings = [p + list(t) for p, t in zip(prompts, examples.targets)]
     reads = next_symbols(examples.task.program, strings, examples.alphabet_size)
