@@ -27,6 +27,10 @@ def test_outputs_and_provenance(finished):
     assert theory.filter(pl.col("c_rasp_pos")).get_column("task").to_list() == ["UR", "UL", "UF"]
     summary = pl.read_parquet(tables / "data_summary.parquet")
     assert summary.get_column("constraints_hold").all()
+    # Every program on every example, and on strings ten times the longest bin (9-12): all right.
+    check = pl.read_parquet(tables / "theory_check.parquet")
+    assert check.select("task", "bin").rows() == [(t, b) for t in ("UR", "UL", "UF") for b in ("1-8", "9-12", "120")]
+    assert check.get_column("share").to_list() == [1.0] * 9
     # No in-context or fine-tuned models in the smoke preset: no character data is made.
     assert summary.height == len(config["tasks"]) * len(config["scratch"]["test_bins"])
     record = read_provenance(workdir / "results" / "data" / "tokens" / "UF" / "9-12" / "seed0.parquet")
@@ -69,7 +73,7 @@ def test_figures_tables_index_and_report(finished):
         assert (results / "figures" / f"{stem}.png").stat().st_size > 1000
         assert (results / "figures" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
     index = pl.read_parquet(results / "tables" / "index.parquet")
-    assert index.get_column("table").to_list() == ["theory", "data_summary", "scratch"]
+    assert index.get_column("table").to_list() == ["theory", "data_summary", "theory_check", "scratch"]
     assert index.filter(pl.col("table") == "scratch").get_column("rule").item() == "scratch_table"
     assert {"config_hash", "code_version", "device", "seed"} <= set(index.columns)
     assert (results / "tables" / "scratch.csv").read_text().startswith("system,task,family,bin,accuracy")
@@ -83,7 +87,9 @@ def test_figures_tables_index_and_report(finished):
 
 
 # Rules downstream of any change: tables (with their CSV twins) and their index, figures.
-DOWNSTREAM = {"data_summary", "scratch_table", "tables_index", "figure_scratch", "all"}
+DOWNSTREAM = {"data_summary", "theory_check", "scratch_table", "tables_index", "figure_scratch", "all"}
+# Of those, the tables of the task data alone: a change that keeps the data keeps them.
+DATA_TABLES = {"data_summary", "theory_check"}
 
 
 def test_second_run_does_nothing(finished):
@@ -125,7 +131,7 @@ def test_changing_an_eval_setting_keeps_the_models(finished):
     workdir, config = finished
     config = copy.deepcopy(config)
     config["scratch"]["greedy"] = False
-    assert {rule for rule, _ in planned_jobs(workdir, config)} == {"scratch_eval"} | DOWNSTREAM - {"data_summary"}
+    assert {rule for rule, _ in planned_jobs(workdir, config)} == {"scratch_eval"} | DOWNSTREAM - DATA_TABLES
 
 
 def test_adding_a_bin_makes_only_its_data_and_evaluates_the_models_again(finished):

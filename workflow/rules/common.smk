@@ -81,6 +81,7 @@ def caption(name):
 TABLES_MADE = {
     "theory": ("theory_table", "0 Data and theory", lambda: True),
     "data_summary": ("data_summary", "0 Data and theory", lambda: True),
+    "theory_check": ("theory_check", "0 Data and theory", lambda: True),
     "scratch": ("scratch_table", "1 From scratch", lambda: scratch_enabled()),
     "icl": ("icl_table", "2 In context", lambda: icl_enabled()),
     "finetune": ("finetune_table", "3 Fine-tuned", lambda: finetune_enabled()),
@@ -91,10 +92,11 @@ TABLES_MADE = {
 }
 
 
-def table_outputs(name):
-    """A table's parquet (with provenance), markdown, and CSV twin (in the report, with its caption)."""
+def table_outputs(name, caption_name="table"):
+    """A table's parquet (with provenance), markdown, and CSV twin (in the report, with its caption:
+    workflow/report/table.rst unless the table has its own)."""
     return {"parquet": f"{TABLES}/{name}.parquet", "markdown": f"{TABLES}/{name}.md",
-            "csv": report(f"{TABLES}/{name}.csv", caption=caption("table"), category=TABLES_MADE[name][1],
+            "csv": report(f"{TABLES}/{name}.csv", caption=caption(caption_name), category=TABLES_MADE[name][1],
                           labels={"table": name})}
 
 

@@ -1,4 +1,4 @@
-# Task data, the theory table and the data summary (SPEC section 1).
+# Task data, the theory table, the data summary and the theory check (SPEC section 1).
 
 
 rule data:
@@ -44,3 +44,20 @@ rule data_summary:
         from lengthgen.tasks.summary import write_data_summary
 
         write_data_summary(input, params.section, output)
+
+
+rule theory_check:
+    # Every task's C-RASP[pos] program on every example of the run and on strings ten times longer:
+    # the run stops here when an expressible task's program gets one wrong.
+    input:
+        data_files(),
+    output:
+        **table_outputs("theory_check", caption_name="theory_check"),
+    params:
+        section={"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]},
+    log:
+        log_path("theory_check"),
+    run:
+        from lengthgen.tasks.theory_check import write_theory_check
+
+        write_theory_check(input, params.section, output)

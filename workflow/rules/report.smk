@@ -7,6 +7,7 @@
 localrules:
     theory_table,
     data_summary,
+    theory_check,
     scratch_table,
     icl_table,
     finetune_table,

@@ -1,12 +1,17 @@
 """The ten synthetic tasks of SPEC section 1, as data: one record per task.
 
 Everything that depends on "which task is this" (generator, target rule, theory prediction,
-mirror partner) reads these records, so adding a task means adding one entry here.
+mirror partner) reads these records, so adding a task means adding one entry here. A task is
+expressible when its record holds its C-RASP[pos] program (`programs.py`), which the workflow's
+theory check runs on every example of the run; a task without one gives the paper's reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..theory import Program
+from . import programs
 
 
 @dataclass(frozen=True)
@@ -16,9 +21,9 @@ class Task:
     direction: str  # "right" | "left" (retrieval), "forward" | "backward" (copying)
     unique: bool  # query occurs once / all symbols distinct
     occurrence: str | None  # "first" | "last" for non-unique retrieval, else None
-    expressible: bool  # has a C-RASP[pos] program
     mirror: str  # the task with the same inputs and the opposite direction
-    reason: str  # one line: why the theory predicts what it does
+    reason: str  # one line: why the theory predicts what it does (for a task without a program, the paper's proof)
+    program: Program | None = None  # its C-RASP[pos] program; None: the paper proves there is none
 
     @property
     def generator(self) -> str:
@@ -32,34 +37,42 @@ class Task:
         return self.direction in ("right", "forward")
 
     @property
+    def expressible(self) -> bool:
+        """Has a C-RASP[pos] program."""
+        return self.program is not None
+
+    @property
     def predicted_to_generalise(self) -> bool:
         return self.expressible
 
 
 _PREFIX = "the count of q up to here is 1 marks the first occurrence"
+# The paper's proofs that no program exists (Veitsman et al. 2025, App. A.2).
+_LAST = ("the last occurrence needs knowledge of what comes later, which prefix counts cannot give: a program "
+         "would separate two languages that no C-RASP[pos] program separates (paper App. A.2 Lemma 6, "
+         "by Huang et al. 2025 Lemmas 35-36)")
+_REPEATS = ("repeated symbols make matching ambiguous; copying needs index addressing, which counting cannot give: "
+            "C-RASP[pos] programs need only logarithmic communication between the string's halves, copying "
+            "with repeats linear (paper App. A.2 Lemma 8, by Huang et al. 2025 Theorem 12)")
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [
-        Task("UR", "retrieval", "right", True, None, True, "UL",
-             "q occurs once: attend to the token whose left neighbour is q, a counting test"),
-        Task("UL", "retrieval", "left", True, None, True, "UR",
-             "q occurs once: attend to the token whose right neighbour is q, a counting test"),
-        Task("NRFirst", "retrieval", "right", False, "first", True, "NLFirst",
-             f"{_PREFIX}; its right neighbour is then one attention step away"),
-        Task("NLFirst", "retrieval", "left", False, "first", True, "NRFirst",
-             f"{_PREFIX}; its left neighbour is then one attention step away"),
-        Task("NRLast", "retrieval", "right", False, "last", False, "NLLast",
-             "the last occurrence needs knowledge of what comes later, which prefix counts cannot give"),
-        Task("NLLast", "retrieval", "left", False, "last", False, "NRLast",
-             "the last occurrence needs knowledge of what comes later, which prefix counts cannot give"),
-        Task("UF", "copying", "forward", True, None, True, "UB",
-             "distinct symbols: the next token is found by matching the current one (induction)"),
-        Task("UB", "copying", "backward", True, None, True, "UF",
-             "distinct symbols: the next token is found by matching the current one (anti-induction)"),
-        Task("NF", "copying", "forward", False, None, False, "NB",
-             "repeated symbols make matching ambiguous; copying needs index addressing, which counting cannot give"),
-        Task("NB", "copying", "backward", False, None, False, "NF",
-             "repeated symbols make matching ambiguous; copying needs index addressing, which counting cannot give"),
+        Task("UR", "retrieval", "right", True, None, "UL",
+             "q occurs once: attend to the token whose left neighbour is q, a counting test", programs.UR),
+        Task("UL", "retrieval", "left", True, None, "UR",
+             "q occurs once: attend to the token whose right neighbour is q, a counting test", programs.UL),
+        Task("NRFirst", "retrieval", "right", False, "first", "NLFirst",
+             f"{_PREFIX}; its right neighbour is then one attention step away", programs.NR_FIRST),
+        Task("NLFirst", "retrieval", "left", False, "first", "NRFirst",
+             f"{_PREFIX}; its left neighbour is then one attention step away", programs.NL_FIRST),
+        Task("NRLast", "retrieval", "right", False, "last", "NLLast", _LAST),
+        Task("NLLast", "retrieval", "left", False, "last", "NRLast", _LAST),
+        Task("UF", "copying", "forward", True, None, "UB",
+             "distinct symbols: the next token is found by matching the current one (induction)", programs.UF),
+        Task("UB", "copying", "backward", True, None, "UF",
+             "distinct symbols: the next token is found by matching the current one (anti-induction)", programs.UB),
+        Task("NF", "copying", "forward", False, None, "NB", _REPEATS),
+        Task("NB", "copying", "backward", False, None, "NF", _REPEATS),
     ]
 }
 

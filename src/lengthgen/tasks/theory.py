@@ -1,4 +1,5 @@
-"""The theory table: what C-RASP[pos] predicts for each task (SPEC section 1)."""
+"""The theory table: what C-RASP[pos] predicts for each task (SPEC section 1), with each task's program
+(checked on the run's data by `theory_check`) or the paper's proof that it has none."""
 
 from __future__ import annotations
 
@@ -20,7 +21,15 @@ def theory_table(tasks: list[Task] | None = None) -> pl.DataFrame:
         "c_rasp_pos": [t.expressible for t in tasks],
         "predicted_to_length_generalise": [t.predicted_to_generalise for t in tasks],
         "reason": [t.reason for t in tasks],
+        "program": [program_cell(t) for t in tasks],
     })
+
+
+def program_cell(task: Task) -> str:
+    """The task's program as the paper writes one, or why none exists."""
+    if task.program is None:
+        return f"none: {task.reason}"
+    return f"{task.program.name}: {task.program}"
 
 
 def write_theory_table(section: dict, outputs) -> None:
