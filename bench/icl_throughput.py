@@ -1,86 +1,84 @@
-"""In-context evaluation throughput: the pipeline's decoding path (`engine.decoding.greedy_decode`)
-against Hugging Face `generate` one prompt at a time and batched (left padding, and a static KV
-cache). The pipeline used a hand-written decoder until this bench showed batched `generate` as fast
-(bench/RESULTS.md); it now wraps `generate`, and this bench guards that it stays as fast and equal.
+"""In-context stage throughput: greedy answers plus teacher-forced measures of the pipeline's own
+prompts, three ways, in one process on the same model and prompts.
 
-Same model, same prompts (the pipeline's own, built from generated data), same stop rules and
-per-prompt budgets; all run in this process one after the other. Prints examples/s of each, the
-ratios, and whether every answer agrees. Run: `.venv/bin/python bench/icl_throughput.py` (the
-shipped embedded model when present, else a randomly initialised model of the same shape).
+- per example: `generate` one prompt at a time, then one forward pass over prompt + answer;
+- batched (the pipeline until this bench): batched `generate` (left padding, static KV cache) and a
+  separate batched teacher-forced pass;
+- the pipeline now (`engine.forcing.force`): one forced pass per batch gives the measures and the
+  greedy tokens as long as they agree with the reference; only the rest decode, from its cache.
+
+Prints prompts/s of each, the ratios, and whether every answer and measure agrees with the
+per-example path. Run: `.venv/bin/python bench/icl_throughput.py --model results/models/smollm2`
+(the default: that conversion when present, else the shipped embedded model).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
-import yaml
 
+from lengthgen.config import validate_config
 from lengthgen.engine.decoding import Request, greedy_decode, stop_cut
+from lengthgen.engine.forcing import force
 from lengthgen.icl.predict import BUDGET_MARGIN, STOPS, build_prompts
 from lengthgen.icl.prompts import symbol_separator
+from lengthgen.icl.teacher import TeacherItem, forced_items
 from lengthgen.runtime import configure
 from lengthgen.tasks import LengthBin, get_task
 from lengthgen.tasks.generate import make_dataset
 
 REPO = Path(__file__).resolve().parents[1]
+SMOLLM2 = REPO / "results" / "models" / "smollm2"
 EMBEDDED = REPO / "resources" / "embedded" / "gpt2"
 
 
-def load_model(path: Path, device: str):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def pipeline_items(tokenizer, tasks: dict[str, int], examples: int, variants: dict[str, str]):
+    """Per task (one file, as the workflow runs it): the forced items with their decoding budgets."""
+    config = validate_config({}, check_availability=False)
+    separator = symbol_separator(tokenizer)
+    files = []
+    for name, length in tasks.items():
+        task = get_task(name)
+        settings = config["data"]["chars"][task.generator]
+        rows = make_dataset(task, "chars", settings, LengthBin(length, length), examples, 0).to_pylist()
+        prompts = build_prompts(task, rows, settings, 0, variants[task.family], separator, False, 5)
+        teacher = [TeacherItem(p.text, p.continuation, None,
+                               len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
+                               + BUDGET_MARGIN, STOPS[task.family]) for p in prompts]
+        files.append(forced_items(tokenizer, teacher)[0])
+    return files
 
-    from lengthgen.models.builders import build_char_model
-    from lengthgen.models.char_tokenizer import build_char_tokenizer
 
-    if path.is_dir():
-        return (AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval(),
-                AutoTokenizer.from_pretrained(path), str(path.relative_to(REPO) if path.is_relative_to(REPO) else path))
-    tokenizer = build_char_tokenizer()
-    special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                   pad_token_id=tokenizer.pad_token_id)
-    preset = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())["pretrain"]
-    model = build_char_model("gpt2", len(tokenizer), preset["context"], seed=0, special_ids=special, **preset["model"])
-    shape = preset["model"]
-    return model.to(device).eval(), tokenizer, f"random gpt2 of the pretrain preset's shape {shape} (no shipped model)"
-
-
-def per_example(model, tokenizer, requests) -> list[str]:
-    device = next(model.parameters()).device
-    answers = []
-    for request in requests:
-        ids = torch.tensor([tokenizer(request.prompt, add_special_tokens=False).input_ids], device=device)
-        out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=request.max_new_tokens,
+def per_example(model, tokenizer, items):
+    answers, measures = [], []
+    for item in items:
+        ids = torch.tensor([item.prompt])
+        out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=item.budget,
                              do_sample=False, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                             stop_strings=list(request.stop), tokenizer=tokenizer)
-        answers.append(stop_cut(tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True), request.stop)[0])
-    return answers
+                             stop_strings=list(item.stop), tokenizer=tokenizer)
+        tokens = out[0, ids.shape[1]:].tolist()
+        tokens = tokens[:tokens.index(tokenizer.eos_token_id)] if tokenizer.eos_token_id in tokens else tokens
+        answers.append(stop_cut(tokenizer.decode(tokens, skip_special_tokens=True), item.stop)[0])
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([item.prompt + item.answer])).logits[0]
+        measures.append(logits[len(item.prompt) - 1:-1].argmax(-1).tolist())
+    return answers, measures
 
 
-def batched_generate(model, tokenizer, requests, batch_size: int, static: bool) -> list[str]:
-    """`generate` on left-padded batches (sorted by length, as the decoder does): each row cut to its
-    own budget and stop strings afterwards."""
-    device = next(model.parameters()).device
-    tokenizer.padding_side = "left"
-    order = sorted(range(len(requests)), key=lambda i: -len(tokenizer(requests[i].prompt).input_ids))
-    answers = [None] * len(requests)
-    for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
-        batch = tokenizer([requests[i].prompt for i in rows], return_tensors="pt", padding=True,
-                          add_special_tokens=False).to(device)
-        budget = max(requests[i].max_new_tokens for i in rows)
-        out = model.generate(**batch, max_new_tokens=budget, do_sample=False, eos_token_id=tokenizer.eos_token_id,
-                             pad_token_id=tokenizer.pad_token_id, stop_strings=sorted({s for i in rows
-                                                                                       for s in requests[i].stop}),
-                             tokenizer=tokenizer, cache_implementation="static" if static else None)
-        for row, i in enumerate(rows):
-            tokens = out[row, batch["input_ids"].shape[1]:][: requests[i].max_new_tokens].tolist()
-            if tokenizer.eos_token_id in tokens:
-                tokens = tokens[: tokens.index(tokenizer.eos_token_id)]
-            answers[i] = stop_cut(tokenizer.decode(tokens, skip_special_tokens=True), requests[i].stop)[0]
-    return answers
+def batched(model, tokenizer, items, batch_size: int):
+    requests = [Request(tokenizer.decode(i.prompt), i.budget, i.stop) for i in items]
+    answers = greedy_decode(model, tokenizer, requests, batch_size)
+    read = force(model, tokenizer, [replace(i, budget=0) for i in items], batch_size)
+    return answers, [r.predicted for r in read]
+
+
+def fused(model, tokenizer, items, batch_size: int):
+    read = force(model, tokenizer, items, batch_size)
+    return [r.completion for r in read], [r.predicted for r in read]
 
 
 def timed(function):
@@ -91,42 +89,40 @@ def timed(function):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=EMBEDDED)
-    parser.add_argument("--tasks", nargs="+", default=["UR", "NLFirst", "UF", "UB"])
-    parser.add_argument("--length", default="15")
-    parser.add_argument("--examples", type=int, default=32, help="per task")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--model", type=Path, default=SMOLLM2 if SMOLLM2.is_dir() else EMBEDDED)
+    parser.add_argument("--tasks", nargs="+", default=["UR=30", "UL=30", "UF=20", "UB=20"], help="TASK=LENGTH")
+    parser.add_argument("--examples", type=int, default=16, help="per task")
+    parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--variants", default="simple_rule,bare", help="retrieval,copying")
     args = parser.parse_args()
     device = configure(args.threads)
-    model, tokenizer, name = load_model(args.model, str(device))
-    settings = {"alphabet_size": 52, "pool_fraction": 1 / 3, "occurrence_divisor": 4}
-    separator = symbol_separator(tokenizer)
-    files = []  # as in the pipeline: one file per task, decoded on its own
-    for name_ in args.tasks:
-        task = get_task(name_)
-        rows = make_dataset(task, "chars", settings, LengthBin.parse(args.length), args.examples, 0).to_pylist()
-        prompts = build_prompts(task, rows, settings, 0, "bare", separator, False, 5)
-        files.append([Request(p.text, len(tokenizer("".join(t for t, _ in p.continuation)).input_ids) + BUDGET_MARGIN,
-                              STOPS[task.family]) for p in prompts])
-    requests = [r for file in files for r in file]
-    greedy_decode(model, tokenizer, requests[:2], batch_size=2)  # warm-up
-    batch = args.batch_size
-    decoder, decoder_s = timed(lambda: [a for f in files for a in greedy_decode(model, tokenizer, f, batch_size=batch)])
-    dynamic, dynamic_s = timed(lambda: [a for f in files for a in batched_generate(model, tokenizer, f, batch, False)])
-    static, static_s = timed(lambda: [a for f in files for a in batched_generate(model, tokenizer, f, batch, True)])
-    reference, reference_s = timed(lambda: per_example(model, tokenizer, requests))
-    n = len(requests)
-    print(f"model: {name}; device {device}, {args.threads} threads; {n} prompts "
-          f"({', '.join(args.tasks)} at length {args.length}, separator {separator!r}), batch {batch}")
-    for label, answers, seconds in (("per-example generate", reference, reference_s),
-                                    ("batched generate, dynamic cache", dynamic, dynamic_s),
-                                    ("batched generate, static cache", static, static_s),
-                                    ("pipeline decoding path", decoder, decoder_s)):
-        agree = sum(a == b for a, b in zip(answers, reference))
-        print(f"{label:32s} {n / seconds:8.2f} examples/s  {reference_s / seconds:5.1f}x per-example  "
-              f"answers equal to per-example: {agree}/{n}")
-    print(f"pipeline decoding path / best batched generate: {min(dynamic_s, static_s) / decoder_s:.2f}x")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    tasks = {t.split("=")[0]: int(t.split("=")[1]) for t in args.tasks}
+    retrieval, copying = args.variants.split(",")
+    files = pipeline_items(tokenizer, tasks, args.examples, {"retrieval": retrieval, "copying": copying})
+    items = [i for file in files for i in file]
+    fused(model, tokenizer, items[:2], 2)  # warm-up
+    runs = {}
+    for label, run in (("per example: generate, then a forced pass", lambda f: per_example(model, tokenizer, f)),
+                       ("batched generate + batched forced pass", lambda f: batched(model, tokenizer, f, args.batch_size)),
+                       ("one forced pass that starts decoding", lambda f: fused(model, tokenizer, f, args.batch_size))):
+        outputs, seconds = timed(lambda run=run: [run(file) for file in files])
+        runs[label] = ([a for o in outputs for a in o[0]], [m for o in outputs for m in o[1]], seconds)
+        print(f"  {label}: {seconds:.1f} s", flush=True)
+    n = len(items)
+    print(f"model: {args.model}; device {device}, {args.threads} threads; {n} prompts "
+          f"({', '.join(args.tasks)}; {args.variants}), batch {args.batch_size}")
+    answers0, measures0, seconds0 = next(iter(runs.values()))
+    for label, (answers, measures, seconds) in runs.items():
+        print(f"{label:44s} {n / seconds:7.2f} prompts/s  {seconds0 / seconds:5.2f}x per example  "
+              f"answers equal: {sum(a == b for a, b in zip(answers, answers0))}/{n}  "
+              f"measures equal: {sum(a == b for a, b in zip(measures, measures0))}/{n}")
+    batched_s, fused_s = runs["batched generate + batched forced pass"][2], runs["one forced pass that starts decoding"][2]
+    print(f"one forced pass / batched: {batched_s / fused_s:.2f}x")
 
 
 if __name__ == "__main__":

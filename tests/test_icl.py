@@ -18,6 +18,7 @@ from lengthgen.icl.teacher import TeacherItem, teacher_forced
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.models.registry import load_model
 from lengthgen.models.storage import directory_fingerprint
+from lengthgen.stats import wilson
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
 
@@ -195,3 +196,53 @@ def test_directory_fingerprint_follows_content(tmp_path):
     assert directory_fingerprint(copy) == before  # a copy is the same model
     (tmp_path / "a" / "model.safetensors").write_bytes(b"weights-2")
     assert directory_fingerprint(tmp_path / "a") != before  # retrained in place: a new model
+
+
+def example_rows(right_correct, left_correct, variant="bare", seed=0, right="UR", left="UL", tf_shift=0.0):
+    """Prediction rows of a mirror pair on the same examples (as the prediction files hold them)."""
+    rows = []
+    for task, outcomes in ((right, right_correct), (left, left_correct)):
+        for example, correct in enumerate(outcomes):
+            rows.append({"model": "m", "task": task, "bin": "10", "seed": seed, "variant": variant, "example": example,
+                         "correct": bool(correct), "tf_symbol_accuracy": float(correct) + (tf_shift if task == right
+                                                                                           else 0.0),
+                         "p_right": 0.6 if task == left else None, "p_left": 0.4 if task == left else None})
+    return pl.DataFrame(rows, schema_overrides={"p_right": pl.Float64, "p_left": pl.Float64})
+
+
+def test_pair_tests_call_a_difference_a_finding_only_when_the_paired_test_does():
+    from lengthgen.icl.table import pair_tests
+
+    # 12 examples right only on UR, 38 where the two agree: McNemar p = 2 / 2**12.
+    clear = pair_tests(example_rows([1] * 12 + [1] * 30 + [0] * 8, [0] * 12 + [1] * 30 + [0] * 8))
+    accuracy = clear.filter(pl.col("measure") == "accuracy").row(0, named=True)
+    assert (accuracy["first"], accuracy["second"]) == ("UR", "UL")
+    assert (accuracy["first_value"], accuracy["second_value"], accuracy["pairs"]) == (42 / 50, 30 / 50, 50)
+    assert accuracy["p"] == pytest.approx(2 / 2 ** 12) and accuracy["significant"]
+    assert accuracy["verdict"].startswith("right/forward above")
+    assert (accuracy["first_low"], accuracy["first_high"]) == pytest.approx(wilson(42, 50))
+    preference = clear.filter(pl.col("measure") == "right_preference").row(0, named=True)
+    assert preference["first_value"] == 1.0 and preference["verdict"].startswith("prefers the right-hand")
+    # 3 against 2 discordant examples: a difference, but noise.
+    noise = pair_tests(example_rows([1, 1, 1, 0, 0] + [1] * 20, [0, 0, 0, 1, 1] + [1] * 20))
+    accuracy = noise.filter(pl.col("measure") == "accuracy").row(0, named=True)
+    assert accuracy["difference"] > 0 and not accuracy["significant"]
+    assert accuracy["verdict"].startswith("not distinguishable from noise")
+    # Examples pair across tasks by (bin, seed, variant, example), never across seeds.
+    two_seeds = pl.concat([example_rows([1] * 8, [0] * 8, seed=0), example_rows([0] * 8, [1] * 8, seed=1)])
+    accuracy = pair_tests(two_seeds).filter(pl.col("measure") == "accuracy").row(0, named=True)
+    assert accuracy["pairs"] == 16 and accuracy["p"] == 1.0
+
+
+def test_every_cell_has_an_interval_over_its_examples():
+    from lengthgen.icl.table import intervals
+
+    one = intervals(example_rows([1] * 30 + [0] * 70, [0] * 100), ["model", "task", "bin", "variant"])
+    ur = one.filter(pl.col("task") == "UR").row(0, named=True)
+    assert ur["examples"] == 100 and (ur["accuracy_low"], ur["accuracy_high"]) == pytest.approx(wilson(30, 100))
+    # Two prompt variants of the same examples: resampled together, never counted as 200 examples.
+    both = pl.concat([example_rows([1] * 30 + [0] * 70, [0] * 100, variant=v) for v in ("bare", "rule")])
+    pooled = intervals(both.with_columns(pl.lit("all").alias("variant")), ["model", "task", "bin", "variant"])
+    ur = pooled.filter(pl.col("task") == "UR").row(0, named=True)
+    assert ur["examples"] == 100 and ur["accuracy_low"] < 0.3 < ur["accuracy_high"]
+    assert ur["accuracy_high"] - ur["accuracy_low"] > 0.8 * (wilson(30, 100)[1] - wilson(30, 100)[0])

@@ -246,3 +246,30 @@ def test_realistic_stage_end_to_end(tmp_path):
     assert planned(lambda r: r["lorem"].update(samples=4)) == {"lorem"}
     assert planned(lambda r: r["git"].update(lengths=[2, 3])) == {"revert", "cherrypick"}
     assert planned(lambda r: None) == set()
+
+
+def test_realistic_pairs_compare_on_the_same_samples_and_say_when_it_is_noise():
+    from lengthgen.realistic.tables import realistic_pairs
+
+    lorem = [{"model": "m", "task": "lorem", "length": 60, "seed": 0, "example": i, "unambiguous": 1.0,
+              "ambiguous": 0.5 if i < 20 else 1.0, "tf_unambiguous": 0.9, "tf_ambiguous": 0.9 if i % 2 else None,
+              "exact": False} for i in range(30)]
+    git = [{"model": "m", "task": task, "length": n, "seed": 0, "example": i,
+            "exact": task == "revert" and i < 10 if n == 2 else i < 2, "line_share": 0.5, "tf_token_accuracy": 0.5,
+            "tf_line_start": None if n == 3 and task == "revert" else 0.5}
+           for task in ("revert", "cherrypick") for n in (2, 3) for i in range(20)]
+    pairs = realistic_pairs(pl.DataFrame(lorem + git, schema_overrides={"tf_ambiguous": pl.Float64,
+                                                                          "tf_line_start": pl.Float64}))
+    row = lambda task, length, measure: pairs.filter((pl.col("task") == task) & (pl.col("length") == length)
+                                                     & (pl.col("measure") == measure)).row(0, named=True)
+    greedy = row("lorem", "60", "greedy")
+    assert (greedy["first_value"], greedy["second_value"]) == (1.0, pytest.approx(40 / 60))
+    assert greedy["significant"] and greedy["verdict"].startswith("unambiguous above")
+    teacher = row("lorem", "all", "teacher_forced")
+    assert teacher["pairs"] == 15 and not teacher["significant"]  # samples without an ambiguous token left out
+    two = row("git", "2", "exact")  # 10 histories only reverted right: McNemar p = 2 / 2**10
+    assert two["p"] == pytest.approx(2 / 2 ** 10) and two["verdict"].startswith("revert above")
+    three = row("git", "3", "exact")  # both right on the same 2 histories: nothing to tell them apart
+    assert three["p"] == 1.0 and three["verdict"].startswith("not distinguishable")
+    assert row("git", "all", "exact")["pairs"] == 40
+    assert row("git", "all", "tf_line_start")["pairs"] == 20

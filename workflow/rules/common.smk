@@ -84,11 +84,13 @@ TABLES_MADE = {
     "theory_check": ("theory_check", "0 Data and theory", lambda: True),
     "scratch": ("scratch_table", "1 From scratch", lambda: scratch_enabled()),
     "icl": ("icl_table", "2 In context", lambda: icl_enabled()),
+    "icl_pairs": ("icl_pairs", "2 In context", lambda: icl_enabled()),
     "finetune": ("finetune_table", "3 Fine-tuned", lambda: finetune_enabled()),
     "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
     "heads": ("heads_table", "5 Mechanism", lambda: mechanism_enabled()),
     "patching": ("patching_table", "5 Mechanism", lambda: mechanism_enabled()),
     "realistic": ("realistic_table", "6 Realistic tasks", lambda: realistic_enabled()),
+    "realistic_pairs": ("realistic_pairs", "6 Realistic tasks", lambda: realistic_enabled()),
 }
 
 

@@ -24,9 +24,26 @@ rule icl_predict:
         "../scripts/icl_predict.py"
 
 
-rule icl_table:
+rule icl_pairs:
     input:
         icl_predictions(),
+    output:
+        **table_outputs("icl_pairs"),
+    params:
+        section={"icl": config["icl"], "models": {m: config["models"][m] for m in config["icl"]["models"]},
+                 "seeds": config["seeds"], "tasks": config["tasks"]},
+    log:
+        log_path("icl_pairs"),
+    run:
+        from lengthgen.icl.table import write_icl_pairs
+
+        write_icl_pairs(input, params.section, output)
+
+
+rule icl_table:
+    input:
+        predictions=icl_predictions(),
+        pairs=rules.icl_pairs.output.parquet,
     output:
         **table_outputs("icl"),
     params:
@@ -37,4 +54,4 @@ rule icl_table:
     run:
         from lengthgen.icl.table import write_icl_table
 
-        write_icl_table(input, params.section, output)
+        write_icl_table(input.predictions, input.pairs, params.section, output)

@@ -22,9 +22,25 @@ rule realistic_predict:
         "../scripts/realistic_predict.py"
 
 
-rule realistic_table:
+rule realistic_pairs:
     input:
         realistic_predictions(),
+    output:
+        **table_outputs("realistic_pairs"),
+    params:
+        section={"realistic": config["realistic"], "seeds": config["seeds"]},
+    log:
+        log_path("realistic_pairs"),
+    run:
+        from lengthgen.realistic.tables import write_realistic_pairs
+
+        write_realistic_pairs(input, params.section, output)
+
+
+rule realistic_table:
+    input:
+        predictions=realistic_predictions(),
+        pairs=rules.realistic_pairs.output.parquet,
     output:
         **table_outputs("realistic"),
     params:
@@ -35,4 +51,4 @@ rule realistic_table:
     run:
         from lengthgen.realistic.tables import write_realistic_table
 
-        write_realistic_table(input, params.section, output)
+        write_realistic_table(input.predictions, input.pairs, params.section, output)

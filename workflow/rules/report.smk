@@ -10,6 +10,7 @@ localrules:
     theory_check,
     scratch_table,
     icl_table,
+    icl_pairs,
     finetune_table,
     comparison_table,
     figure_scratch,
@@ -20,6 +21,7 @@ localrules:
     heads_table,
     patching_table,
     realistic_table,
+    realistic_pairs,
     figure_realistic,
     tables_index,
 

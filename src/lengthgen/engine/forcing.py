@@ -17,6 +17,7 @@ it (causal attention never lets a later pad change an earlier position).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -162,6 +163,20 @@ def _groups(items, started: dict[int, tuple[int, list[int]]]) -> list[list[int]]
     return groups[::-1]
 
 
+class TextStops:
+    """Stops a row once its answer so far (from column `start` on) contains one of its stop
+    strings. Each row's answer is decoded afresh: unlike `generate`'s `stop_strings`, nothing is
+    precomputed over the whole vocabulary (a second per call for a 50,000-token tokenizer)."""
+
+    def __init__(self, tokenizer, stops: list[tuple[str, ...]], start: int):
+        self.tokenizer, self.stops, self.start = tokenizer, stops, start
+
+    def __call__(self, input_ids, scores, **kwargs):
+        texts = self.tokenizer.batch_decode(input_ids[:, self.start:], skip_special_tokens=True)
+        return torch.tensor([any(s and s in text for s in stops) for text, stops in zip(texts, self.stops)],
+                            device=input_ids.device)
+
+
 def _continue(model, tokenizer, items, results, group, start, started, ids, mask, cache, width) -> None:
     """Greedy decoding of a group's rows from `start` answer tokens in: their cache up to there
     (copied from the forced pass) and the greedy token at `start`; without a cache, from the prompt."""
@@ -183,11 +198,12 @@ def _continue(model, tokenizer, items, results, group, start, started, ids, mask
             own.update(stored.keys[where, :, :prefix], stored.values[where, :, :prefix], layer)
         options["past_key_values"] = own
     budget = max(items[r].budget for r in group) - len(known[0])
-    stops = sorted({s for r in group for s in items[r].stop if s})
-    eos = tokenizer.eos_token_id
-    out = model.generate(input_ids=inputs.to(device), attention_mask=attention.to(device), do_sample=False,
-                         max_new_tokens=budget, pad_token_id=pad_id, eos_token_id=eos, stop_strings=stops or None,
-                         tokenizer=tokenizer if stops else None, **options)
+    stops = [items[r].stop for r in group]
+    with warnings.catch_warnings():  # `past_key_values` is renamed in later transformers; both read it now
+        warnings.simplefilter("ignore", FutureWarning)
+        out = model.generate(input_ids=inputs.to(device), attention_mask=attention.to(device), do_sample=False,
+                             max_new_tokens=budget, pad_token_id=pad_id, eos_token_id=tokenizer.eos_token_id,
+                             stopping_criteria=[TextStops(tokenizer, stops, width)], **options)
     for position, row in enumerate(group):
         tokens = known[position] + out[position, inputs.shape[1]:].tolist()
         finished = _finish(tokenizer, tokens, items[row])

@@ -7,25 +7,48 @@ import polars as pl
 from ..results.provenance import collect
 from ..results.references import lorem_reference
 from ..results.tables import to_markdown, write_table
+from ..stats import interval_text, mean_interval, paired_comparison
 
 LOREM = ["exact", "too_short", "unambiguous", "ambiguous", "tf_unambiguous", "tf_ambiguous"]
 GIT = ["exact", "line_share", "tf_token_accuracy", "tf_line_start"]
 
 
+BINARY = {"exact", "too_short"}
+
+
+def predictions(paths) -> pl.DataFrame:
+    return pl.concat([pl.read_parquet(p) for p in paths], how="diagonal")
+
+
+def _intervals(frame: pl.DataFrame, measures: list[str]) -> pl.DataFrame:
+    """Per (model, task, length), each measure's 95% interval over samples (Wilson for yes/no
+    outcomes, else a bootstrap over samples; samples where a measure is undefined left out)."""
+    rows = []
+    for key, cell in frame.group_by(["model", "task", "length"], maintain_order=True):
+        row = dict(zip(["model", "task", "length"], key))
+        for measure in measures:
+            values = cell[measure].drop_nulls().to_list()
+            low, high = mean_interval(values, measure in BINARY) if values else (None, None)
+            row.update({f"{measure}_low": low, f"{measure}_high": high})
+        rows.append(row)
+    return pl.DataFrame(rows, schema_overrides={f"{m}_{e}": pl.Float64 for m in measures for e in ("low", "high")})
+
+
 def realistic_table(paths, models: dict[str, dict]) -> pl.DataFrame:
     """models: registry name -> entry (its hub path finds the paper's numbers)."""
-    frame = pl.concat([pl.read_parquet(p) for p in paths], how="diagonal")
+    frame = predictions(paths)
     measures = [c for c in dict.fromkeys(LOREM + GIT) if c in frame.columns]
     table = (frame.group_by(["model", "task", "length"], maintain_order=True)
              .agg(*(pl.col(c).cast(pl.Float64).mean() for c in measures), pl.col("seed").n_unique().alias("seeds"),
                   pl.len().alias("samples")))
+    table = table.join(_intervals(frame, measures), on=["model", "task", "length"], how="left")
     reference = [lorem_reference(models[m]["path"], n) if t == "lorem" else None
                  for m, t, n in table.select("model", "task", "length").rows()]
     return table.with_columns(pl.Series("paper_unambiguous", [r[0] if r else None for r in reference], pl.Float64),
                               pl.Series("paper_ambiguous", [r[1] if r else None for r in reference], pl.Float64))
 
 
-def realistic_markdown(table: pl.DataFrame, provenance: dict) -> str:
+def realistic_markdown(table: pl.DataFrame, pairs: pl.DataFrame, provenance: dict) -> str:
     lorem = table.filter(pl.col("task") == "lorem").select(
         "model", "length", *(c for c in LOREM if c in table.columns), "paper_unambiguous", "paper_ambiguous")
     git = table.filter(pl.col("task") != "lorem").select("model", "task", "length",
@@ -42,11 +65,81 @@ def realistic_markdown(table: pl.DataFrame, provenance: dict) -> str:
               "tf_token_accuracy: teacher-forced, the share of answer tokens ranked first; tf_line_start: the same at "
               "the first token of every line after the first, where the next line must be found (forward or backward).", ""]
     parts += [to_markdown(git) if git.height else "(not run)", "",
+              "Intervals (the `_low` / `_high` columns of the parquet table): 95% over samples. The paper's findings "
+              "on the same samples, over every length (`realistic_pairs.md` has each length):", "",
+              *(pair_lines(pairs) or ["(nothing to compare)"]), "",
               f"config hash {provenance['config_hash']}, code {provenance['code_version']}", ""]
     return "\n".join(parts)
 
 
-def write_realistic_table(paths, section: dict, outputs) -> None:
+# (first, second) of each comparison, the paper's expectation first: per task, the measures compared.
+LOREM_PAIRS = (("greedy", "unambiguous", "ambiguous"), ("teacher_forced", "tf_unambiguous", "tf_ambiguous"))
+GIT_MEASURES = (("exact", True), ("line_share", False), ("tf_token_accuracy", False), ("tf_line_start", False))
+
+
+def realistic_pairs(frame: pl.DataFrame) -> pl.DataFrame:
+    """The paper's two realistic findings on the same samples, per model, per length and over all
+    lengths: copying after unambiguous tokens against after ambiguous ones (each sample scores
+    both), and revert against cherry-pick (both tasks see the same histories and demonstrations)."""
+    rows = []
+    for (model,), of_model in frame.group_by(["model"], maintain_order=True):
+        lorem = of_model.filter(pl.col("task") == "lorem")
+        for length, cell in _by_length(lorem):
+            for measure, first, second in LOREM_PAIRS:
+                both = cell.filter(pl.col(first).is_not_null() & pl.col(second).is_not_null())
+                if both.height:
+                    rows.append({"model": model, "task": "lorem", "length": length, "first": first,
+                                 "second": second, "measure": measure,
+                                 **paired_comparison(both[first].to_list(), both[second].to_list(), False,
+                                                     above="unambiguous above", below="ambiguous above")})
+        git = of_model.filter(pl.col("task").is_in(["revert", "cherrypick"]))
+        if set(git["task"].unique()) != {"revert", "cherrypick"}:
+            continue
+        keys = ["length", "seed", "example"]
+        paired = (git.filter(pl.col("task") == "revert").select(*keys, *(pl.col(m).alias(f"revert_{m}")
+                                                                        for m, _ in GIT_MEASURES))
+                  .join(git.filter(pl.col("task") == "cherrypick").select(
+                      *keys, *(pl.col(m).alias(f"cherrypick_{m}") for m, _ in GIT_MEASURES)), on=keys))
+        for length, cell in _by_length(paired):
+            for measure, binary in GIT_MEASURES:
+                both = cell.filter(pl.col(f"revert_{measure}").is_not_null()
+                                   & pl.col(f"cherrypick_{measure}").is_not_null())
+                if both.height:
+                    rows.append({"model": model, "task": "git", "length": length, "first": "revert",
+                                 "second": "cherrypick", "measure": measure,
+                                 **paired_comparison(both[f"revert_{measure}"].to_list(),
+                                                     both[f"cherrypick_{measure}"].to_list(), binary,
+                                                     above="revert above", below="cherry-pick above")})
+    return pl.DataFrame(rows, schema_overrides={"p": pl.Float64, "length": pl.String})
+
+
+def _by_length(frame: pl.DataFrame):
+    """Each length's rows, then all of them ("all")."""
+    for length in sorted(frame["length"].unique().to_list()) if frame.height else []:
+        yield str(length), frame.filter(pl.col("length") == length)
+    if frame.height:
+        yield "all", frame
+
+
+def pair_lines(pairs: pl.DataFrame) -> list[str]:
+    """One line per model, task and measure over all lengths: the two means, intervals and verdict."""
+    lines = []
+    for row in pairs.filter(pl.col("length") == "all").iter_rows(named=True):
+        lines.append(f"- {row['model']}, {row['task']} {row['measure']}: {row['first']} {row['first_value']:.2f} "
+                     f"{interval_text(row['first_low'], row['first_high'])} vs {row['second']} "
+                     f"{row['second_value']:.2f} {interval_text(row['second_low'], row['second_high'])} "
+                     f"({row['test']}, n = {row['pairs']}): {row['verdict']}.")
+    return lines
+
+
+def write_realistic_table(paths, pairs_path, section: dict, outputs) -> None:
     provenance = collect(section)
     table = realistic_table(paths, section["models"])
-    write_table(table, outputs, provenance, markdown=realistic_markdown(table, provenance))
+    write_table(table, outputs, provenance,
+                markdown=realistic_markdown(table, pl.read_parquet(pairs_path), provenance))
+
+
+def write_realistic_pairs(paths, section: dict, outputs) -> None:
+    write_table(realistic_pairs(predictions(paths)), outputs, collect(section),
+                title="Realistic tasks: unambiguous against ambiguous, revert against cherry-pick, on the same "
+                      "samples (95% intervals, paired tests)")

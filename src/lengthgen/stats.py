@@ -1,0 +1,132 @@
+"""Uncertainty of the tables' numbers: intervals for accuracies and paired tests for mirror pairs.
+
+- Wilson's score interval for a proportion of independent trials (an accuracy over examples);
+- a percentile bootstrap for a mean (a teacher-forced share, a head score), resampling examples,
+  or whole clusters of values that belong together (one example under several prompts);
+- McNemar's exact test for two binary outcomes on the same examples (mirror tasks share their
+  inputs, so their difference is judged on the examples where they disagree);
+- a paired sign-flip permutation test for a difference of means on the same examples.
+Every random draw is seeded: a table is the same on every run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
+LEVEL = 0.05  # two-sided significance level of every comparison
+BOOTSTRAP = 2000  # resamples for an interval
+PERMUTATIONS = 10000  # sign flips for a paired test (exact below 2**14 flips)
+
+
+def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson's 95% score interval for successes / trials (defined at 0 and at 1, unlike the normal one)."""
+    if trials == 0:
+        return (math.nan, math.nan)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, reps: int = BOOTSTRAP,
+                   seed: int = 0) -> tuple[float, float]:
+    """Percentile 95% interval of the mean, resampling values (or whole clusters of them)."""
+    values = np.asarray(values, dtype=float)
+    keep = ~np.isnan(values)
+    values = values[keep]
+    if values.size == 0:
+        return (math.nan, math.nan)
+    if clusters is None:
+        groups = values[:, None]
+        sizes = np.ones(values.size)
+    else:
+        labels = np.asarray(clusters, dtype=object)[keep]
+        unique = {label: k for k, label in enumerate(dict.fromkeys(labels.tolist()))}
+        index = np.array([unique[label] for label in labels.tolist()])
+        sums, sizes = np.bincount(index, weights=values), np.bincount(index).astype(float)
+        groups = sums[:, None]
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(sizes), size=(reps, len(sizes)))
+    means = groups[draws, 0].sum(axis=1) / sizes[draws].sum(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return (float(low), float(high))
+
+
+def binomial_two_sided(k: int, n: int, p: float = 0.5) -> float:
+    """Exact two-sided binomial test: the probability of an outcome at most as likely as k of n."""
+    if n == 0:
+        return 1.0
+    probabilities = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
+    observed = probabilities[k] * (1 + 1e-9)
+    return min(1.0, sum(q for q in probabilities if q <= observed))
+
+
+def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
+    """McNemar's exact test on paired binary outcomes: of the pairs where they differ, does one
+    side win more often than a fair coin would give? Returns the discordant counts and p."""
+    if len(first) != len(second):
+        raise ValueError(f"paired outcomes of different lengths: {len(first)} and {len(second)}")
+    only_first = sum(bool(a) and not bool(b) for a, b in zip(first, second))
+    only_second = sum(bool(b) and not bool(a) for a, b in zip(first, second))
+    return {"pairs": len(first), "only_first": only_first, "only_second": only_second,
+            "p": binomial_two_sided(only_first, only_first + only_second)}
+
+
+def paired_permutation(first: Sequence[float], second: Sequence[float], reps: int = PERMUTATIONS,
+                       seed: int = 0) -> float:
+    """Two-sided p of the mean difference of paired values under random sign flips of each pair's
+    difference (exact when there are few pairs that differ)."""
+    differences = np.asarray(first, dtype=float) - np.asarray(second, dtype=float)
+    differences = differences[~np.isnan(differences) & (differences != 0)]
+    if differences.size == 0:
+        return 1.0
+    observed = abs(differences.sum())
+    if 2 ** differences.size <= reps:
+        signs = ((np.arange(2 ** differences.size)[:, None] >> np.arange(differences.size)) & 1) * 2 - 1
+    else:
+        signs = np.random.default_rng(seed).choice((-1, 1), size=(reps, differences.size))
+    sums = np.abs(signs @ differences)
+    return float(min(1.0, ((sums >= observed - 1e-12).sum() + (0 if 2 ** differences.size <= reps else 1))
+                     / (len(signs) + (0 if 2 ** differences.size <= reps else 1))))
+
+
+def verdict(difference: float, p: float, above: str, below: str) -> str:
+    """How a table line states a paired comparison: a direction only where the test supports one."""
+    if math.isnan(p) or p >= LEVEL:
+        return f"not distinguishable from noise (p = {p:.2g})"
+    return f"{above if difference > 0 else below} (p = {p:.2g})"
+
+
+def mean_interval(values: Sequence[float], binary: bool, clusters: Sequence | None = None) -> tuple[float, float]:
+    """The 95% interval of a mean over examples: Wilson for outcomes of independent examples, else a
+    bootstrap (over clusters where values belong together)."""
+    if binary and (clusters is None or len(set(clusters)) == len(clusters)):
+        return wilson(int(sum(bool(v) for v in values)), len(values))
+    return bootstrap_mean([float(v) for v in values], clusters)
+
+
+def paired_comparison(first: Sequence, second: Sequence, binary: bool, clusters: Sequence | None = None,
+                      above: str = "first above", below: str = "second above") -> dict:
+    """Two measures on the same examples: each mean with its 95% interval, the difference, the
+    paired test (McNemar for binary outcomes, else sign-flip permutation), and the verdict line."""
+    first_values = [float(v) for v in first]
+    second_values = [float(v) for v in second]
+    n = len(first_values)
+    first_mean = sum(first_values) / n if n else math.nan
+    second_mean = sum(second_values) / n if n else math.nan
+    first_low, first_high = mean_interval(first_values, binary, clusters)
+    second_low, second_high = mean_interval(second_values, binary, clusters)
+    p = mcnemar(first, second)["p"] if binary else paired_permutation(first_values, second_values)
+    return {"test": "McNemar exact" if binary else "paired permutation", "pairs": n,
+            "first_value": first_mean, "first_low": first_low, "first_high": first_high,
+            "second_value": second_mean, "second_low": second_low, "second_high": second_high,
+            "difference": first_mean - second_mean, "p": p, "significant": bool(p < LEVEL),
+            "verdict": verdict(first_mean - second_mean, p, above, below)}
+
+
+def interval_text(low: float, high: float, digits: int = 2) -> str:
+    return "" if math.isnan(low) else f"[{low:.{digits}f}, {high:.{digits}f}]"

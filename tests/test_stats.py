@@ -1,0 +1,66 @@
+"""Intervals and paired tests against values computed by hand."""
+
+import math
+
+import numpy as np
+import pytest
+
+from lengthgen.stats import (
+    binomial_two_sided,
+    bootstrap_mean,
+    mcnemar,
+    paired_permutation,
+    verdict,
+    wilson,
+)
+
+
+def test_wilson_interval_matches_the_formula_and_stays_inside_zero_and_one():
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert wilson(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    low, high = wilson(30, 100)
+    assert low < 0.3 < high and high - low == pytest.approx(0.1769, abs=1e-3)
+    assert all(math.isnan(v) for v in wilson(0, 0))
+
+
+def test_exact_binomial_and_mcnemar_count_only_the_discordant_pairs():
+    assert binomial_two_sided(0, 10) == pytest.approx(2 * 0.5 ** 10)
+    assert binomial_two_sided(5, 10) == pytest.approx(1.0)
+    assert binomial_two_sided(2, 10) == pytest.approx(2 * (1 + 10 + 45) / 1024)
+    right = [True] * 12 + [False] * 8 + [True] * 30
+    left = [False] * 12 + [False] * 8 + [True] * 30  # agree on the last 38 pairs: they do not count
+    result = mcnemar(right, left)
+    assert (result["pairs"], result["only_first"], result["only_second"]) == (50, 12, 0)
+    assert result["p"] == pytest.approx(2 * 0.5 ** 12)
+    assert mcnemar([True, False], [False, True])["p"] == 1.0
+    with pytest.raises(ValueError, match="different lengths"):
+        mcnemar([True], [True, False])
+
+
+def test_paired_permutation_is_exact_for_few_pairs():
+    assert paired_permutation([1, 1, 1], [0, 0, 0]) == pytest.approx(2 / 8)  # all + or all -
+    assert paired_permutation([0.5, 0.5], [0.5, 0.5]) == 1.0  # no pair differs
+    assert paired_permutation([1, 0, 2], [0, 1, 0]) == pytest.approx(6 / 8)  # differences 1, -1, 2: |sum| >= 2 in 6 of 8
+    many = paired_permutation(np.full(40, 0.6), np.full(40, 0.4))
+    assert many < 0.001
+
+
+def test_bootstrap_interval_covers_the_mean_and_resamples_whole_clusters():
+    rng = np.random.default_rng(1)
+    values = rng.random(200)
+    low, high = bootstrap_mean(values)
+    assert low < values.mean() < high and high - low < 0.1
+    assert bootstrap_mean(values) == bootstrap_mean(values)  # seeded
+    assert bootstrap_mean([0.7] * 5) == pytest.approx((0.7, 0.7))
+    # Ten examples, each read under 50 prompts that agree: 10 independent values, not 500.
+    clustered = np.repeat(rng.random(10), 50)
+    assert np.diff(bootstrap_mean(clustered, clusters=np.repeat(np.arange(10), 50)))[0] > \
+           3 * np.diff(bootstrap_mean(clustered))[0]
+    assert bootstrap_mean([1.0, math.nan, 1.0]) == pytest.approx((1.0, 1.0))
+
+
+def test_a_verdict_names_a_direction_only_when_the_test_supports_one():
+    assert verdict(0.3, 0.001, "right above", "left above") == "right above (p = 0.001)"
+    assert verdict(-0.3, 0.001, "right above", "left above") == "left above (p = 0.001)"
+    assert verdict(0.3, 0.2, "right above", "left above") == "not distinguishable from noise (p = 0.2)"
