@@ -133,3 +133,11 @@ def test_the_paper_numbers_stand_beside_the_results():
     assert "0.50 (paper 0.47)" in bin_markdown(table, bins, {"config_hash": "x", "code_version": "y"}, "From scratch",
                                                "PE")
     assert scratch_reference("ape", "NLLast", "16-30") is None  # not a bin the paper reports
+
+
+def test_the_paper_preset_analyses_the_authors_mechanism_models():
+    """Their GPT-2 1.5B is Karpathy's llm.c model (mechanistic/generate_configs.py), not OpenAI's
+    gpt2-xl; the other three are the stock hub models."""
+    paths = [PAPER["models"][name]["path"] for name in PAPER["mechanism"]["models"]]
+    assert paths == ["karpathy/gpt2_1558M_final4_hf", "google/gemma-3-1b-pt", "meta-llama/Llama-3.1-8B",
+                     "Qwen/Qwen2.5-7B"]
