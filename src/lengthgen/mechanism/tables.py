@@ -21,20 +21,25 @@ def heads_table(paths) -> pl.DataFrame:
 
 def heads_summary(table: pl.DataFrame) -> pl.DataFrame:
     """Per model: the best induction head on forward copies against the best anti-induction head on
-    backward copies, how many heads pass STRONG, and each direction's copy accuracy; models in the
-    table's order (a group_by without it orders them differently from run to run)."""
+    backward copies (attention to the earlier occurrence itself: the edge the patching removes), how
+    many heads pass STRONG, the best positional before-occurrence head on backward copies, and each
+    direction's copy accuracy; models in the table's order (a group_by without it orders them
+    differently from run to run)."""
     per_head = table.group_by(["model", "direction", "layer", "head"], maintain_order=True).agg(
         *(pl.col(s).mean() for s in SCORES), pl.col("copy_accuracy").mean())
     rows = []
     for (model,), heads in per_head.group_by(["model"], maintain_order=True):
         forward, backward = (heads.filter(pl.col("direction") == d) for d in ("forward", "backward"))
         best_i, best_a = forward.sort("induction").row(-1, named=True), backward.sort("anti_induction").row(-1, named=True)
+        best_p = backward.sort("before_occurrence").row(-1, named=True)
         rows.append({"model": model, "best_induction": best_i["induction"],
                      "induction_head": f"{best_i['layer']}.{best_i['head']}",
                      "best_anti_induction": best_a["anti_induction"],
                      "anti_induction_head": f"{best_a['layer']}.{best_a['head']}",
                      "induction_heads": int((forward.get_column("induction") > STRONG).sum()),
                      "anti_induction_heads": int((backward.get_column("anti_induction") > STRONG).sum()),
+                     "best_before_occurrence": best_p["before_occurrence"],
+                     "before_occurrence_head": f"{best_p['layer']}.{best_p['head']}",
                      "forward_copy_accuracy": forward.get_column("copy_accuracy").mean(),
                      "backward_copy_accuracy": backward.get_column("copy_accuracy").mean()})
     return pl.DataFrame(rows)
@@ -45,13 +50,15 @@ def write_heads_table(paths, section: dict, outputs) -> None:
     summary = heads_summary(table)
     verdicts = [f"- {r['model']}: induction {r['best_induction']:.2f} (head {r['induction_head']}) vs anti-induction "
                 f"{r['best_anti_induction']:.2f} (head {r['anti_induction_head']}): "
-                + ("induction stronger" if r["best_induction"] > r["best_anti_induction"] else "NOT stronger")
+                + ("induction stronger" if r["best_induction"] > r["best_anti_induction"] else "anti-induction stronger")
                 for r in summary.iter_rows(named=True)]
     markdown = ("# Mechanism: attention heads on copy prompts\n\n"
                 "Mean attention (over prompts, copy positions, lengths and seeds) of the best head: induction "
-                "(to the token after the earlier occurrence, on forward copies: what forward copying needs) and "
-                "anti-induction (to the token before it, on backward copies: what backward copying needs); heads "
-                f"above {STRONG}; teacher-forced copy accuracy (share of copied tokens ranked first).\n\n"
+                "(to the token after the earlier occurrence, on forward copies) and anti-induction (to the earlier "
+                "occurrence itself, on backward copies: its value carries the token before it; the edge "
+                f"remove_anti_induction patches); heads above {STRONG}; before-occurrence (to the token before "
+                "the occurrence, on backward copies: where a model copying backward by position attends, not a "
+                "circuit of content); teacher-forced copy accuracy (share of copied tokens ranked first).\n\n"
                 + to_markdown(summary) + "\n" + "\n".join(verdicts) + "\n\n"
                 f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
     write_table(table, outputs, provenance, markdown=markdown)
@@ -70,6 +77,19 @@ def patching_table(paths) -> pl.DataFrame:
                           (pl.col("loss") - pl.col("_l")).alias("loss_change")).drop("_a", "_l"))
 
 
+def patching_verdicts(shown: pl.DataFrame) -> list[str]:
+    """Per model, in the heads table's terms: which circuit's removal costs its own direction more,
+    induction edges on forward copies or anti-induction edges on backward copies (loss change)."""
+    lines = []
+    for (model,), rows in shown.group_by(["model"], maintain_order=True):
+        cost = {(r["direction"], r["condition"]): r["loss_change"] for r in rows.iter_rows(named=True)}
+        induction, anti = cost[("forward", "remove_induction")], cost[("backward", "remove_anti_induction")]
+        lines.append(f"- {model}: removing induction edges costs forward copies {induction:+.2f}, removing "
+                     f"anti-induction edges costs backward copies {anti:+.2f}: "
+                     + ("induction used more" if induction > anti else "anti-induction used more"))
+    return lines
+
+
 def write_patching_table(paths, section: dict, outputs) -> None:
     provenance, table = collect(section), patching_table(paths)
     shown = (table.group_by(["model", "direction", "condition"], maintain_order=True)
@@ -79,6 +99,6 @@ def write_patching_table(paths, section: dict, outputs) -> None:
                 "occurrence; remove_anti_induction: the corrupted value of the occurrence itself (corrupted: "
                 "previous-token information removed from the prefix). ablate_*: the top heads by each score "
                 "zeroed. accuracy: every copied token ranked first; loss: mean cross-entropy.\n\n"
-                + to_markdown(shown) + "\n"
+                + to_markdown(shown) + "\n" + "\n".join(patching_verdicts(shown)) + "\n\n"
                 f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
     write_table(table, outputs, provenance, markdown=markdown)
