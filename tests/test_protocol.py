@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 import yaml
 
-from lengthgen.config import validate_config
+from lengthgen.config import finetune_task_section, validate_config
 from lengthgen.engine.sequences import IGNORE, SCRATCH_LAYOUT, collate, encode_example, tokenizer_layout
 from lengthgen.lengthbins.table import bin_markdown, bin_table
 from lengthgen.models.char_tokenizer import build_char_tokenizer
@@ -36,7 +36,12 @@ def test_the_paper_preset_uses_the_authors_generators_lengths_and_loss():
         5000, 2000, 0, 1.0)
     assert training["schedule"]["ape"] == "linear" and training["schedule"]["rope"] == "constant"
     ft = PAPER["finetune"]
-    assert ft["format"] == "authors" and ft["train_examples"] == 50000 and ft["epochs"] == 30
+    assert ft["format"] == "authors" and ft["train_examples"] == 50000
+    # Their retrieval scripts ran 30 epochs; the copy script's default (their README's command) 15.
+    assert ft["epochs"] == {"retrieval": 30, "copying": 15}
+    batches = -(-50000 // ft["training"]["batch_size"])
+    assert finetune_task_section(PAPER, "UB")["training"]["max_steps"] == 15 * batches
+    assert finetune_task_section(PAPER, "NLFirst")["training"]["max_steps"] == 30 * batches
     assert (ft["training"]["warmup_ratio"], ft["training"]["max_grad_norm"], ft["training"]["early_stop"]) == (
         0.15, 1.0, False)
 
@@ -183,3 +188,17 @@ def test_in_context_repeated_queries_as_the_authors_generate_them():
     # Their demonstration pool (6 context symbols): the two occurrences always at the 3rd and 5th.
     pool = generate_inputs(TASKS["NLFirst"], "chars", theirs, LengthBin(6, 6), 200, 0, stream="demonstration-pool")
     assert {tuple(o) for _, _, o in pool} == {(2, 4)}
+
+
+def test_fine_tuning_left_retrieval_never_wraps_around():
+    """In their pairs data a query-only variant can ask a letter whose only pair is the first; their
+    last_left (like first_left) then read pair -1, the last pair's digit (19 of their 5,000 NLLast
+    test examples). Ours drops such an example for both tasks of the pair, so mirrors still share
+    every input."""
+    settings = {"style": "pairs", "alphabet_size": 62}
+    left, right = rows("NLLast", "finetune", settings, "3-50", 5000), rows("NRLast", "finetune", settings, "3-50", 5000)
+    assert [r["context"] for r in left] == [r["context"] for r in right]
+    for r in left:
+        last = r["occurrences"][-1]
+        assert last > 0 and r["target"] == [r["context"][last - 1]]
+    assert any(len(r["occurrences"]) == 1 for r in left)  # the query-only variants are still there

@@ -22,7 +22,9 @@ their inputs exactly. The authors' (their `fromscratch/create_datasets.py` and
 - `pairs` (fine-tuning First/Last): (lowercase letter, digit) pairs, the query letter in 1-3 pair
   slots (never the first or last pair), other letters uniform (they may match it), 10% query-only
   variants (another letter of the same body asked); right = the digit of the query's pair, left =
-  the digit of the previous pair. The length is the number of pairs.
+  the digit of the previous pair. The length is the number of pairs. An example whose used
+  occurrence is the first pair is dropped (for both tasks of the pair): their left tasks read the
+  last pair's digit there, First and Last alike.
 - `letters_digits` (fine-tuning UL/UR, `S||c`): letters or digits with probability 1/2 each, the
   query a symbol that occurs once, with the neighbour its task needs.
 - `few_digits` (fine-tuning NF/NB): digit strings over 1-5 distinct digits.
@@ -207,8 +209,8 @@ def _pairs_retrieval(rng, n, settings, task):
         query = int(rng.choice(others)) if others else query
     context = np.stack([letters, digits], axis=1).reshape(-1)
     occurrences = np.flatnonzero(context == query).tolist()
-    if task.occurrence == "first" and occurrences[0] == 0:
-        return None  # no previous pair: their first_left read the last pair's digit (a bug)
+    if (occurrences[-1] if task.occurrence == "last" else occurrences[0]) == 0:
+        return None  # no previous pair: their *_left read the last pair's digit (a bug); mirrors drop it too
     return context, query, occurrences
 
 
