@@ -56,6 +56,13 @@ def finetune_task_section(config: dict, task_name: str) -> dict:
     }
 
 
+def icl_variants(icl: dict, family: str, kind: str) -> list[str]:
+    """The in-context prompt variants of a model kind ("completion" or "chat"): chat models get
+    their own where `icl.chat.variants` names them (the authors ran chat models on fewer)."""
+    chat = icl["chat"]["variants"][family] if kind == "chat" else None
+    return list(chat or icl["variants"][family])
+
+
 def pretrain_section(config: dict, architecture: str) -> dict:
     """What pretraining one architecture depends on (the pretrain rule's parameters, and what
     bench/gpu_pretrain.py runs on a machine without Snakemake)."""

@@ -4,7 +4,8 @@ Completion models get the few-shot text of `prompts` and stop where the authors'
 (retrieval: the line end; copying: a blank line or `<eos>`); chat models get the authors' system
 and format prompts in their chat template and answer between `<target>` tags. The new-token budget
 comes from the answer's own length (never a fixed cap: the authors' 60-token cap truncated
-length-100 copies). Every prediction keeps its exact prompt, and beside the greedy answer the
+length-100 copies), with a floor for chat models (`icl.chat.max_new_tokens`: room for a sentence
+before the answer; the authors' 20 and 400). Every prediction keeps its exact prompt, and beside the greedy answer the
 teacher-forced measures of `teacher`. Decodings and teacher-forced scores are cached, and the
 model is loaded only when something is missing.
 """
@@ -27,28 +28,29 @@ BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a s
 STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
 
 
-def model_text(tokenizer, text: str, system: str | None = None) -> str:
+def model_text(tokenizer, text: str, system: str | None = None, generation_prompt: bool = True) -> str:
     """The exact text the model is given: with a system prompt, `text` as a chat in the model's own
-    template; without one, `text` itself."""
+    template (ending with the assistant's header unless `generation_prompt` is off, as the authors'
+    in-context runs: then the model writes the header itself); without one, `text` itself."""
     if system is None:
         return text
     messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
     try:
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
     except Exception:  # templates without a system role: the system prompt opens the user message
         merged = [{"role": "user", "content": f"{system}\n\n{text}"}]
-        return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
+        return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=generation_prompt)
 
 
 def build_prompts(task: Task, rows: list[dict], settings: dict, seed: int, variant: str, separator: str,
-                  chat: bool, shots: int):
+                  chat: bool, shots: int, chat_prompt: str = "lengthgen"):
     """The prompt of every example of a data file, demonstrations drawn per example from the pool."""
     pool = demonstration_pool(task, settings, seed)
     prompts = []
     for row in rows:
         example = Example.of(task, row["context"], row["query"], row["occurrences"])
         demonstrations = draw_demonstrations(task, pool, seed, row["example"], example, shots)
-        prompts.append(build_prompt(task, variant, example, demonstrations, separator, chat))
+        prompts.append(build_prompt(task, variant, example, demonstrations, separator, chat, chat_prompt))
     return prompts
 
 
@@ -97,17 +99,26 @@ def decode_cached(model: CachedModel, tokenizer, requests: list[Request], cache:
 
 
 def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,
-                 cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
-    """Greedy answers and teacher-forced measures of one file's prompts, with their scores."""
+                 cache: PredictionCache | None = None, progress: bool = False, min_new_tokens: int = 0,
+                 generation_prompt: bool = True) -> pl.DataFrame:
+    """Greedy answers and teacher-forced measures of one file's prompts, with their scores.
+
+    min_new_tokens: the new-token budget's floor (a chat model's room for a sentence before its
+    answer); the answer's own length plus a margin when that is more, so no answer is ever cut.
+    generation_prompt: whether greedy decoding starts after the chat template's assistant header
+    (the teacher-forced measures always read the answer there)."""
     chat = prompts[0].chat if prompts else False
-    texts = [model_text(tokenizer, p.text, p.system if p.chat else None) for p in prompts]
+    texts = [model_text(tokenizer, p.text, p.system if p.chat else None, generation_prompt) for p in prompts]
     stops = ("</target>",) if chat else STOPS[task.family]
-    budgets = [len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
-               + BUDGET_MARGIN for p in prompts]
+    budgets = [max(min_new_tokens, len(tokenizer("".join(t for t, _ in p.continuation),
+                                                 add_special_tokens=False).input_ids) + BUDGET_MARGIN)
+               for p in prompts]
     requests = [Request(text, budget, stops) for text, budget in zip(texts, budgets)]
     completions, from_cache, decoded = decode_cached(model, tokenizer, requests, cache, batch_size, progress)
+    answered_after = texts if generation_prompt or not chat else [model_text(tokenizer, p.text, p.system)
+                                                                 for p in prompts]
     items = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat))
-             for text, p, row in zip(texts, prompts, rows)]
+             for text, p, row in zip(answered_after, prompts, rows)]
     teacher_keys = [prediction_key(i.prompt, {"teacher_forced": i.continuation, "neighbours": i.neighbours})
                     for i in items]
     stored, teacher_missing = cached_values(cache, teacher_keys)
@@ -144,16 +155,20 @@ def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], pr
 
 def predict_files(load_model, tokenizer, files: list[dict], settings: dict[str, dict], chat: bool, separator: str,
                   shots: int, batch_size: int, cache: PredictionCache | None = None,
-                  progress: bool = False) -> pl.DataFrame:
+                  progress: bool = False, chat_settings: dict | None = None) -> pl.DataFrame:
     """Predictions for every file of a grid with one model, loaded once and only if the cache lacks
-    something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task."""
+    something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task;
+    chat_settings: a chat model's `icl.chat` section (its prompts, budget floor per family, generation prompt)."""
     model = CachedModel(load_model)
+    chat_settings = chat_settings if chat and chat_settings else {}
+    budget_floor = chat_settings.get("max_new_tokens", {})
     frames = []
     for file in files:
         task = get_task(file["task"])
         prompts = build_prompts(task, file["rows"], settings[task.name], file["seed"], file["variant"], separator,
-                                chat, shots)
-        frame = predict_rows(model, tokenizer, task, file["rows"], prompts, batch_size, cache, progress)
+                                chat, shots, chat_settings.get("prompt", "lengthgen"))
+        frame = predict_rows(model, tokenizer, task, file["rows"], prompts, batch_size, cache, progress,
+                             budget_floor.get(task.family) or 0, chat_settings.get("generation_prompt", True))
         frames.append(frame.with_columns(pl.lit(task.name).alias("task"), pl.lit(file["bin"]).alias("bin"),
                                          pl.lit(file["seed"]).alias("seed"), pl.lit(file["variant"]).alias("variant")))
     return pl.concat(frames)
