@@ -28,16 +28,21 @@ BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a s
 STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
 
 
-def model_text(tokenizer, text: str, system: str | None = None, generation_prompt: bool = True) -> str:
-    """The exact text the model is given: with a system prompt, `text` as a chat in the model's own
-    template (ending with the assistant's header unless `generation_prompt` is off, as the authors'
-    in-context runs: then the model writes the header itself); without one, `text` itself."""
-    if system is None:
+def model_text(tokenizer, text: str, system: str | None = None, generation_prompt: bool = True,
+               chat: bool | None = None) -> str:
+    """The exact text the model is given: for a chat (`chat`, by default whenever there is a system
+    prompt), `text` as the user's message in the model's own template, after the system prompt if
+    any, ending with the assistant's header unless `generation_prompt` is off (as the authors'
+    in-context runs: then the model writes the header itself); otherwise `text` itself."""
+    if not (system is not None if chat is None else chat):
         return text
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
+    messages = ([{"role": "system", "content": system}] if system is not None else []) + [
+        {"role": "user", "content": text}]
     try:
         return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
     except Exception:  # templates without a system role: the system prompt opens the user message
+        if system is None:
+            raise
         merged = [{"role": "user", "content": f"{system}\n\n{text}"}]
         return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=generation_prompt)
 
