@@ -227,7 +227,7 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
     import polars as pl
 
     from lengthgen.mechanism.heads import head_scores
-    from lengthgen.mechanism.tables import heads_summary, heads_table, patching_table, patching_verdicts
+    from lengthgen.mechanism.tables import heads_summary, heads_table, heads_verdicts, patching_table, patching_verdicts
 
     model = backward_copier
     prompts = trained_prompts(SCRATCH_LAYOUT, 5, "backward", 50, 0, 16)
@@ -243,9 +243,40 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
     heads, conditions = analyse(model, lambda n, d, s: trained_prompts(SCRATCH_LAYOUT, n, d, 50, s, 16), [5, 7], [0], 1)
     heads.with_columns(pl.lit("scratch-UB").alias("model")).write_parquet(tmp_path / "heads.parquet")
     conditions.with_columns(pl.lit("scratch-UB").alias("model")).write_parquet(tmp_path / "patching.parquet")
-    summary = heads_summary(heads_table([tmp_path / "heads.parquet"])).row(0, named=True)
-    assert summary["anti_induction_head"] == f"{headline[0]}.{headline[1]}"
-    assert summary["best_anti_induction"] > summary["best_induction"]
+    summary = heads_summary(heads_table([tmp_path / "heads.parquet"]))
+    assert summary.row(0, named=True)["anti_induction_head"] == f"{headline[0]}.{headline[1]}"
     shown = (patching_table([tmp_path / "patching.parquet"]).group_by(["model", "direction", "condition"])
-             .agg(pl.col("loss_change").mean()))
-    assert patching_verdicts(shown)[0].endswith("anti-induction used more")
+             .agg(pl.col("accuracy").mean(), pl.col("loss_change").mean()))
+    (heads_line,), (patching_line,) = heads_verdicts(summary), patching_verdicts(shown)
+    assert heads_line.endswith(": backward copies by anti-induction")
+    assert patching_line.endswith(": backward copies by anti-induction")
+
+
+def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
+    """A model that copies backward by position (attention before the occurrence, copies surviving
+    the removal of the anti-induction edges) is called so by both tables; one that copies neither
+    direction gets the paper's comparison, induction against anti-induction, in both."""
+    import polars as pl
+
+    from lengthgen.mechanism.tables import heads_verdicts, patching_verdicts
+
+    summary = pl.DataFrame([
+        {"model": "positional", "best_induction": 0.12, "induction_head": "3.1", "best_anti_induction": 0.25,
+         "anti_induction_head": "3.2", "best_before_occurrence": 0.77, "forward_copy_accuracy": 0.18,
+         "backward_copy_accuracy": 1.0},
+        {"model": "small", "best_induction": 0.27, "induction_head": "2.3", "best_anti_induction": 0.05,
+         "anti_induction_head": "2.2", "best_before_occurrence": 0.06, "forward_copy_accuracy": 0.11,
+         "backward_copy_accuracy": 0.03}])
+    shown = pl.DataFrame([{"model": m, "direction": d, "condition": c, "accuracy": a, "loss_change": cost}
+                          for m, d, c, a, cost in [
+                              ("positional", "forward", "none", 0.0, 0.0),
+                              ("positional", "forward", "remove_induction", 0.0, 2.8),
+                              ("positional", "backward", "none", 1.0, 0.0),
+                              ("positional", "backward", "remove_anti_induction", 1.0, 0.001),
+                              ("small", "forward", "none", 0.0, 0.0), ("small", "forward", "remove_induction", 0.0, 0.9),
+                              ("small", "backward", "none", 0.0, 0.0),
+                              ("small", "backward", "remove_anti_induction", 0.0, 0.04)]])
+    heads, patching = heads_verdicts(summary), patching_verdicts(shown)
+    assert heads[0].endswith("backward copies not by anti-induction (by position: before-occurrence 0.77)")
+    assert patching[0].endswith(": backward copies not by anti-induction")
+    assert heads[1].endswith(": induction over anti-induction") and patching[1].endswith(": induction over anti-induction")

@@ -9,6 +9,18 @@ from ..results.tables import to_markdown, write_table
 from .heads import SCORES
 
 STRONG = 0.2  # a head "counts" as an induction / anti-induction head above this mean attention
+COPIES = 0.5  # a model copies a direction when its clean teacher-forced copy accuracy is at least this
+USED = 0.5  # a circuit carries a copy when removing its edges raises the copy's loss by more than this
+CIRCUIT = {"forward": "induction", "backward": "anti-induction"}
+
+
+def verdict(carried: dict[str, bool], induction_first: bool) -> str:
+    """The words both tables end each model's line with, so the two can be compared: for each
+    direction the model copies, whether that direction's circuit carries the copy; for a model that
+    copies neither (a small pretrained one), which circuit comes first, the paper's comparison."""
+    if carried:
+        return "; ".join(f"{d} copies {'by' if by else 'not by'} {CIRCUIT[d]}" for d, by in carried.items())
+    return "induction over anti-induction" if induction_first else "anti-induction over induction"
 
 
 def heads_table(paths) -> pl.DataFrame:
@@ -45,13 +57,31 @@ def heads_summary(table: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def heads_verdicts(summary: pl.DataFrame) -> list[str]:
+    """Per model, from attention alone: a direction it copies is carried by its circuit when that
+    circuit has a head above STRONG (and, backward, attends to the occurrence more than a positional
+    head attends before it); otherwise induction against anti-induction."""
+    lines = []
+    for r in summary.iter_rows(named=True):
+        carried = {}
+        if r["forward_copy_accuracy"] >= COPIES:
+            carried["forward"] = r["best_induction"] > STRONG
+        if r["backward_copy_accuracy"] >= COPIES:
+            carried["backward"] = (r["best_anti_induction"] > STRONG
+                                   and r["best_anti_induction"] >= r["best_before_occurrence"])
+        by_position = ("backward" in carried and not carried["backward"]
+                       and r["best_before_occurrence"] > r["best_anti_induction"])
+        lines.append(f"- {r['model']}: induction {r['best_induction']:.2f} (head {r['induction_head']}) vs "
+                     f"anti-induction {r['best_anti_induction']:.2f} (head {r['anti_induction_head']}): "
+                     + verdict(carried, r["best_induction"] > r["best_anti_induction"])
+                     + (f" (by position: before-occurrence {r['best_before_occurrence']:.2f})" if by_position else ""))
+    return lines
+
+
 def write_heads_table(paths, section: dict, outputs) -> None:
     provenance, table = collect(section), heads_table(paths)
     summary = heads_summary(table)
-    verdicts = [f"- {r['model']}: induction {r['best_induction']:.2f} (head {r['induction_head']}) vs anti-induction "
-                f"{r['best_anti_induction']:.2f} (head {r['anti_induction_head']}): "
-                + ("induction stronger" if r["best_induction"] > r["best_anti_induction"] else "anti-induction stronger")
-                for r in summary.iter_rows(named=True)]
+    verdicts = heads_verdicts(summary)
     markdown = ("# Mechanism: attention heads on copy prompts\n\n"
                 "Mean attention (over prompts, copy positions, lengths and seeds) of the best head: induction "
                 "(to the token after the earlier occurrence, on forward copies) and anti-induction (to the earlier "
@@ -78,15 +108,18 @@ def patching_table(paths) -> pl.DataFrame:
 
 
 def patching_verdicts(shown: pl.DataFrame) -> list[str]:
-    """Per model, in the heads table's terms: which circuit's removal costs its own direction more,
-    induction edges on forward copies or anti-induction edges on backward copies (loss change)."""
+    """Per model, in the heads table's words: a direction it copies (clean accuracy at least COPIES)
+    is carried by its circuit when removing that circuit's edges costs the copy more than USED in
+    loss; for a model that copies neither, whose removal costs its own direction more."""
     lines = []
     for (model,), rows in shown.group_by(["model"], maintain_order=True):
-        cost = {(r["direction"], r["condition"]): r["loss_change"] for r in rows.iter_rows(named=True)}
-        induction, anti = cost[("forward", "remove_induction")], cost[("backward", "remove_anti_induction")]
-        lines.append(f"- {model}: removing induction edges costs forward copies {induction:+.2f}, removing "
-                     f"anti-induction edges costs backward copies {anti:+.2f}: "
-                     + ("induction used more" if induction > anti else "anti-induction used more"))
+        measured = {(r["direction"], r["condition"]): r for r in rows.iter_rows(named=True)}
+        cost = {"forward": measured[("forward", "remove_induction")]["loss_change"],
+                "backward": measured[("backward", "remove_anti_induction")]["loss_change"]}
+        carried = {d: cost[d] > USED for d in CIRCUIT if measured[(d, "none")]["accuracy"] >= COPIES}
+        lines.append(f"- {model}: removing induction edges costs forward copies {cost['forward']:+.2f}, removing "
+                     f"anti-induction edges costs backward copies {cost['backward']:+.2f}: "
+                     + verdict(carried, cost["forward"] > cost["backward"]))
     return lines
 
 
