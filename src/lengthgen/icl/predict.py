@@ -5,9 +5,9 @@ Completion models get the few-shot text of `prompts` and stop where the authors'
 and format prompts in their chat template and answer between `<target>` tags. The new-token budget
 comes from the answer's own length (never a fixed cap: the authors' 60-token cap truncated
 length-100 copies), with a floor for chat models (`icl.chat.max_new_tokens`: room for a sentence
-before the answer; the authors' 20 and 400). Every prediction keeps its exact prompt, and beside the greedy answer the
-teacher-forced measures of `teacher`. Decodings and teacher-forced scores are cached, and the
-model is loaded only when something is missing.
+before the answer; the authors' 20 and 400). Every prediction keeps its exact prompt, and beside
+the greedy answer the teacher-forced measures of `teacher`. Decodings and teacher-forced scores are
+cached, and the model is loaded only when something is missing.
 """
 
 from __future__ import annotations
