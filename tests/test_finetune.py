@@ -47,6 +47,26 @@ def test_labels_follow_the_models_own_shift(tmp_path):
     assert torch.allclose(loss, right) and not torch.allclose(loss, shifted_twice)
 
 
+def test_a_retrieval_answer_is_read_where_the_loss_trains_it():
+    """The authors' retrieval evaluation (finetune_flipflop.py, finetune_inductionhead.py: the argmax
+    at the position whose label is set) reads one position late: the model's loss trains the logits
+    one position before each label, so a model perfect on that loss (here: one that always predicts
+    the next token of its input) is right at every example under our reading and wrong at every one
+    under theirs."""
+    from lengthgen.engine.scoring import score
+    from test_icl import Oracle
+
+    layout = tokenizer_layout(TOKENIZER, 62, style="authors")
+    contexts = [[26, 52, 27, 53, 26, 54], [30, 55, 31, 56, 32, 57, 31, 58]]  # a0b1a2, e3f4g5f6 (pairs)
+    examples = [encode_example(get_task("NLFirst"), c, c[2], [c[1]], layout) for c in contexts]
+    assert TOKENIZER.decode(examples[0].ids) == "a0b1a2||b>0" + TOKENIZER.eos_token
+    oracle, batch = Oracle(len(TOKENIZER)), collate(examples, pad_id=layout.pad)
+    assert all(s.teacher_forced for s in score(oracle, examples, [1, 1]))
+    labelled = batch["labels"] != IGNORE
+    theirs = oracle(batch["input_ids"]).logits.argmax(-1)[labelled]
+    assert not (theirs == batch["labels"][labelled]).any()
+
+
 @pytest.mark.slow
 def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
     from lengthgen.finetune.train import evaluate_finetuned, finetune_model

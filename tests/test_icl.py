@@ -37,6 +37,34 @@ def test_the_authors_scoring(task, completion, chat, prediction):
     assert authors_prediction(TASKS[task], completion, chat) == prediction
 
 
+def authors_chat_reading(task, output: str) -> str:
+    """What the authors' pipeline compared for a chat model's output, written from its behaviour
+    (retrieval/ and copying/prompt_instruct.py, then copying/evaluation.py): the stripped output
+    sliced from just after `<target>` to `</target>` with str.find positions, so a missing tag is
+    position -1 (the slice then starts at character 7, or ends before the last character); the
+    answer stripped (retrieval) or rid of all whitespace (copying); then spaces and `<eos>` removed."""
+    text, opening, closing = output.strip(), "<target>", "</target>"
+    start = (text.find(opening) if opening in text else -1) + len(opening)
+    stop = text.find(closing) if closing in text else len(text) - 1
+    answer = text[start:stop]
+    answer = answer.strip() if task.family == "retrieval" else "".join(answer.split())
+    return answer.replace(" ", "").replace("<eos>", "").strip()
+
+
+@pytest.mark.parametrize("task,output,answer,theirs_right", [
+    ("UB", "<target>c b a</target> The input reversed.", "cba", True),  # complete tags: both read "cba"
+    ("UB", "<target>c b a <eos></target>", "cba", True),  # <eos> as the demonstrations write it
+    ("UR", "<target>k <eos></target>", "k", True),
+    ("UB", "<target>c b a", "cba", False),  # no closing tag (our decoding always stops before it)
+    ("UR", "<target>k", "k", False),  # theirs: "" (the last character dropped)
+    ("UB", "c b a", "cba", False),  # no tags at all: theirs starts at character 7
+    ("UR", "k", "k", False),
+])
+def test_chat_answers_as_the_authors_read_them_and_where_ours_differ(task, output, answer, theirs_right):
+    assert authors_prediction(TASKS[task], output, True) == answer
+    assert (authors_chat_reading(TASKS[task], output) == answer) is theirs_right
+
+
 def test_strict_scoring_asks_for_the_prompts_own_format():
     assert strict_correct(" a b c <eos>", "a b c", False)
     assert not strict_correct(" abc", "a b c", False)  # right for the authors, not strictly
@@ -246,3 +274,50 @@ def test_every_cell_has_an_interval_over_its_examples():
     ur = pooled.filter(pl.col("task") == "UR").row(0, named=True)
     assert ur["examples"] == 100 and ur["accuracy_low"] < 0.3 < ur["accuracy_high"]
     assert ur["accuracy_high"] - ur["accuracy_low"] > 0.8 * (wilson(30, 100)[1] - wilson(30, 100)[0])
+
+
+CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+                 "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_chat_models_run_with_their_budget_floor_and_generation_prompt_setting():
+    """The authors' chat runs: 20 / 400 new tokens (here a floor: a longer answer still gets its own
+    length), and the template without the assistant's header; the teacher-forced measures read the
+    answer after the header either way."""
+    tokenizer = build_char_tokenizer()
+    tokenizer.chat_template = CHAT_TEMPLATE
+    files = files_of([("UR", 12), ("UB", 10)], count=2)
+    for file in files:
+        file["variant"] = "simple_rule_explained" if file["task"] == "UR" else "obey"
+    floors = {"retrieval": 10, "copying": 60}  # below the retrieval answer's own need, above the copy's
+    frames = {header: predict_files(tiny_gpt2(2048), tokenizer, files, SETTINGS, True, " ", 2, 2,
+                                    chat_settings={"max_new_tokens": floors, "generation_prompt": header})
+              for header in (True, False)}
+    ours, theirs = frames[True], frames[False]
+    assert ours.get_column("prompt").str.ends_with("<|end|><|assistant|>").all()
+    assert theirs.get_column("prompt").str.ends_with("<|end|>").all()
+    own = {"UR": len("<target>k</target>") + 8, "UB": len("<target>" + " ".join("x" * 10) + "</target>") + 8}
+    for row in theirs.iter_rows(named=True):
+        floor = floors["retrieval" if row["task"] == "UR" else "copying"]
+        assert row["max_new_tokens"] == max(floor, own[row["task"]])  # one character, one token
+    assert ours.get_column("target_logprob").to_list() == theirs.get_column("target_logprob").to_list()
+
+
+def test_chat_models_get_the_authors_variants_in_the_paper_preset():
+    """Their chat runs: retrieval with simple_rule_explained only, copying with obey and hint; the
+    completion models every variant. Without icl.chat.variants, chat models get icl.variants."""
+    import yaml
+
+    from lengthgen.config import icl_variants, validate_config
+
+    paper = validate_config(yaml.safe_load(open(__import__("conftest").REPO / "configs" / "paper.yaml")),
+                            check_availability=False)["icl"]
+    assert icl_variants(paper, "retrieval", "chat") == ["simple_rule_explained"]
+    assert icl_variants(paper, "copying", "chat") == ["obey", "hint_examples"]
+    assert icl_variants(paper, "copying", "completion") == ["bare", "obey", "hint_examples"]
+    assert len(icl_variants(paper, "retrieval", "completion")) == 4
+    assert (paper["chat"]["max_new_tokens"], paper["chat"]["generation_prompt"], paper["chat"]["prompt"]) == (
+        {"retrieval": 20, "copying": 400}, False, "authors")
+    default = validate_config({}, check_availability=False)["icl"]
+    assert icl_variants(default, "copying", "chat") == icl_variants(default, "copying", "completion")
+    assert default["chat"]["generation_prompt"] is True

@@ -74,9 +74,14 @@ def test_edges_point_where_each_circuit_reads():
     for dst, src in anti_induction_edges(forward):  # the value of the earlier occurrence itself
         assert ids[src] == ids[dst] and src < forward.copy_start
     assert corruption_edges(forward)[-1] == (forward.copy_start - 1, forward.copy_start - 2)
-    edges = score_edges(forward)
-    assert edges["induction"] == [(d, s + 1) for d, s in edges["duplicate"]]
-    assert edges["anti_induction"] == [(d, s - 1) for d, s in edges["duplicate"]]
+    for prompts in (forward, few_shot_prompts(TOKENIZER, 4, "backward", count=1, shots=1, seed=0, separator="")):
+        edges = score_edges(prompts)
+        assert edges["induction"] == [(d, s + 1) for d, s in edges["duplicate"]]
+        assert edges["before_occurrence"] == [(d, s - 1) for d, s in edges["duplicate"]]
+        # The headline anti-induction score reads the very edges remove_anti_induction patches (SPEC 6).
+        assert edges["anti_induction"] == edges["duplicate"]
+        assert set(edges["anti_induction"]) <= set(anti_induction_edges(prompts))
+        assert set(edges["induction"]) <= set(induction_edges(prompts))
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama", "qwen2", "gemma3"])
@@ -170,6 +175,7 @@ def test_the_heads_summary_keeps_the_models_in_order_with_their_best_heads():
              "previous_token": 0.0, "duplicate": 0.0,
              "induction": 0.1 * (layer + head) + 0.01 * rank if direction == "forward" else 0.0,
              "anti_induction": 0.3 * (layer == 0 and head == 1) if direction == "backward" else 0.0,
+             "before_occurrence": 0.4 * (layer == 1 and head == 0) if direction == "backward" else 0.0,
              "copy_accuracy": 0.5, "seeds": 1}
             for rank, model in enumerate(models) for direction in ("forward", "backward")
             for layer in range(2) for head in range(2)]
@@ -181,3 +187,96 @@ def test_the_heads_summary_keeps_the_models_in_order_with_their_best_heads():
     assert first["induction_head"] == "1.1" and first["best_induction"] == pytest.approx(0.2)
     assert first["anti_induction_head"] == "0.1" and first["best_anti_induction"] == pytest.approx(0.3)
     assert first["induction_heads"] == 0 and first["anti_induction_heads"] == 1
+    assert first["before_occurrence_head"] == "1.0"  # the positional column, apart from the headline
+
+
+@pytest.fixture(scope="module")
+def backward_copier():
+    """A from-scratch UB model small enough to train here (2 layers of 2 heads, about 20 s on a CPU
+    core): it learns the textbook backward-copy circuit, a previous-token head in layer 0 and a head
+    in layer 1 that attends from each copied token to its earlier occurrence and reads the previous
+    token out of its value."""
+    from lengthgen.engine.loop import train
+    from lengthgen.scratch.train import scratch_run
+    from lengthgen.tasks import get_task
+
+    section = {"data": {"alphabet_size": 16}, "train_lengths": "3-10", "max_length": 10,
+               "model": {"layers": 2, "heads": 2, "d_model": 64, "d_ff": 256, "dropout": 0.0},
+               "training": {"lr": 2e-3, "weight_decay": 0.01, "batch_size": 32, "max_steps": 3000, "eval_every": 100,
+                            "warmup_steps": 200, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10**6,
+                            "eval_examples": 200, "eval_batch_size": 256, "length_buckets": 1, "warmup_ratio": None,
+                            "max_grad_norm": 1.0, "early_stop": True},
+               "eos": {"train": True, "score": False}}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a few times faster for a model this small, and the same model every time
+    try:
+        run = scratch_run(get_task("UB"), "ape", 0, section, None)
+        train([run], progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    assert run.best_accuracy == 1.0
+    return run.final_model().eval()
+
+
+@pytest.mark.slow
+def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copier, tmp_path):
+    """On a model whose backward-copy circuit is known, the headline anti-induction head is the head
+    the patching shows the copy depends on: zeroing it alone, or removing the anti-induction edges,
+    breaks every copy; and the heads table's verdict agrees with the patching table's. (The old
+    score, attention to the token before the occurrence, named a head of 0.10 there.)"""
+    import polars as pl
+
+    from lengthgen.mechanism.heads import head_scores
+    from lengthgen.mechanism.tables import heads_summary, heads_table, heads_verdicts, patching_table, patching_verdicts
+
+    model = backward_copier
+    prompts = trained_prompts(SCRATCH_LAYOUT, 5, "backward", 50, 0, 16)
+    scores = head_scores(model, prompts)
+    (headline,) = top_heads(scores["anti_induction"], 1)
+    assert scores["anti_induction"][headline] > 0.9
+    assert scores["before_occurrence"][headline] < 0.05  # the old score did not see this head at all
+    removed = patching(model, prompts, scores, ablate=1)
+    assert removed["none"]["accuracy"] >= 0.95 and removed["remove_induction"]["accuracy"] >= 0.95
+    assert removed["ablate_anti_induction_heads"]["accuracy"] <= 0.05
+    assert removed["remove_anti_induction"]["accuracy"] <= 0.05
+
+    heads, conditions = analyse(model, lambda n, d, s: trained_prompts(SCRATCH_LAYOUT, n, d, 50, s, 16), [5, 7], [0], 1)
+    heads.with_columns(pl.lit("scratch-UB").alias("model")).write_parquet(tmp_path / "heads.parquet")
+    conditions.with_columns(pl.lit("scratch-UB").alias("model")).write_parquet(tmp_path / "patching.parquet")
+    summary = heads_summary(heads_table([tmp_path / "heads.parquet"]))
+    assert summary.row(0, named=True)["anti_induction_head"] == f"{headline[0]}.{headline[1]}"
+    shown = (patching_table([tmp_path / "patching.parquet"]).group_by(["model", "direction", "condition"])
+             .agg(pl.col("accuracy").mean(), pl.col("loss_change").mean()))
+    (heads_line,), (patching_line,) = heads_verdicts(summary), patching_verdicts(shown)
+    assert heads_line.endswith(": backward copies by anti-induction")
+    assert patching_line.endswith(": backward copies by anti-induction")
+
+
+def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
+    """A model that copies backward by position (attention before the occurrence, copies surviving
+    the removal of the anti-induction edges) is called so by both tables; one that copies neither
+    direction gets the paper's comparison, induction against anti-induction, in both."""
+    import polars as pl
+
+    from lengthgen.mechanism.tables import heads_verdicts, patching_verdicts
+
+    summary = pl.DataFrame([
+        {"model": "positional", "best_induction": 0.12, "induction_head": "3.1", "best_anti_induction": 0.25,
+         "anti_induction_head": "3.2", "best_before_occurrence": 0.77, "forward_copy_accuracy": 0.18,
+         "backward_copy_accuracy": 1.0},
+        {"model": "small", "best_induction": 0.27, "induction_head": "2.3", "best_anti_induction": 0.05,
+         "anti_induction_head": "2.2", "best_before_occurrence": 0.06, "forward_copy_accuracy": 0.11,
+         "backward_copy_accuracy": 0.03}])
+    shown = pl.DataFrame([{"model": m, "direction": d, "condition": c, "accuracy": a, "loss_change": cost}
+                          for m, d, c, a, cost in [
+                              ("positional", "forward", "none", 0.0, 0.0),
+                              ("positional", "forward", "remove_induction", 0.0, 2.8),
+                              ("positional", "backward", "none", 1.0, 0.0),
+                              ("positional", "backward", "remove_anti_induction", 1.0, 0.001),
+                              ("small", "forward", "none", 0.0, 0.0), ("small", "forward", "remove_induction", 0.0, 0.9),
+                              ("small", "backward", "none", 0.0, 0.0),
+                              ("small", "backward", "remove_anti_induction", 0.0, 0.04)]])
+    heads, patching = heads_verdicts(summary), patching_verdicts(shown)
+    assert heads[0].endswith("backward copies not by anti-induction (by position: before-occurrence 0.77)")
+    assert patching[0].endswith(": backward copies not by anti-induction")
+    assert heads[1].endswith(": induction over anti-induction") and patching[1].endswith(": induction over anti-induction")

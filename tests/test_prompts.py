@@ -123,3 +123,85 @@ def test_unknown_variant():
 
 def test_the_authors_variants_are_named():
     assert set(AUTHORS_VARIANTS) <= set(variants_for(TASKS["UR"])) | set(variants_for(TASKS["UF"]))
+
+
+# Byte for byte, written from the authors' templates (retrieval/prompt_constants.py,
+# copying/prompt_completion.py and prompt_instruct.py) with their debris fixed as SPEC 7 asks: no
+# literal backslash-n, raw-string quotes or indentation, the worked example's count right.
+RULE_NRFIRST = ("When the query appears multiple times, the answer is the token just to the right of its first "
+                "appearance.")
+MATH = ("Let $X = x_1 \\ldots x_n$ with $n \\ge 4$ and $x_i \\in \\Sigma$ (token vocabulary).{gap}The final token "
+        "$x_n$ is the query token $q$.\nIn the context $x_1 \\ldots x_{{n-1}}$, $q$ appears $t$ times at indices "
+        "$q_1, \\ldots, q_t$ ($1 \\le q_1 \\le q_t \\le n-1$).\n\nContinuation token $x_{{n+1}}$ is defined by:")
+WORKED = ("{line}\n• query token = “X” (everything after “|”)\n• it occurs 2 time(s) in the context\n"
+          "• according to the rule → answer = “b”")
+SHOWN = " p 1 q 1 r s | 1: q\n\n G h G i j k | G: h\n\n Q 2 E J 2 H a x y L | 2:"
+COMPLETION_RETRIEVAL = {
+    "simple_rule": ("Each line is written as ‘context|query: target’. The vertical bar ‘|’ separates the context "
+                    "from the query token.\nAll strings below follow this rule: " + RULE_NRFIRST + "\n\n" + SHOWN),
+    "math_rule": (MATH.format(gap="  ") + " $t > 1$ and $x_{n+1} = x_{q_1+1}$\n\nExamples:\n" + SHOWN),
+    "simple_rule_explained": (
+        "Each line is written as context|query: target. The vertical bar | marks the query token.\nAll strings "
+        "below follow this rule:\n" + RULE_NRFIRST + "\n\nWorked example\n" + WORKED.format(line=" a X b X c d | X: b")
+        + "\n\nNow continue the sequence (fill in the targets):\n\n" + SHOWN),
+    "math_rule_explained": (MATH.format(gap=" ") + "\n$t > 1$ and $x_{n+1} = x_{q_1+1}$\n\nExample - \n"
+                            + WORKED.format(line=" a X b X c d | X: b") + "\n\nStrings:\n\n" + SHOWN),
+}
+COPIES = "<bos> a b c d e : e d c b a <eos>\n<bos> V W X Y Z : Z Y X W V <eos>\n<bos> f g h :"
+COMPLETION_COPY = {
+    "bare": COPIES,
+    "obey": ("Here are some samples of the format <bos> input : output <eos> where the rule being followed is - "
+             "The output is the input sequence written in reverse order.\n\n" + COPIES),
+    "hint_examples": "Here are some examples where in every example the output is the input read backwards.\n\n" + COPIES,
+}
+SYSTEM = ("You are a very careful and precise assistant. You always follow the instructions without caring about "
+          "what the task and how it is formulated. You always solve tasks yourself. You never generate code.")
+CHAT_FORMAT = {"retrieval": "\n\nPut the final answer between <target> and </target> tags. Start your response "
+                            "with the answer first and only then explain if needed.",
+               "copying": "\n\nPut the answer between <target> and </target> tags. Start your response with the "
+                          "answer and no explanation is needed for this simple task."}
+CHAT_EXPLAINED = (
+    "Each line is written as ‘context|query: target’. The vertical bar ‘|’ separates the context from the query "
+    "token.\nAll strings below follow this rule:\n" + RULE_NRFIRST + "\n\nWorked example:\n"
+    + WORKED.format(line="context: a X b X c d\nquery: X\n<target>b</target>") + "\n\n{shown}"
+    "Based on the examples, what is the answer to the following context|query?\n{gap}context: Q 2 E J 2 H a x y L\n"
+    "query: 2" + CHAT_FORMAT["retrieval"])
+CHAT_SHOWN = "context: p 1 q 1 r s\nquery: 1\n<target>q</target>\n\ncontext: G h G i j k\nquery: G\n<target>h</target>\n\n"
+
+
+def prompt_inputs():
+    retrieval = [example("NRFirst", "aXbXcd", "X"), example("NRFirst", "p1q1rs", "1"), example("NRFirst", "GhGijk", "G")]
+    return (retrieval, example("NRFirst", "Q2EJ2HaxyL", "2"), [example("UB", "abcde"), example("UB", "VWXYZ")],
+            example("UB", "fgh"))
+
+
+@pytest.mark.parametrize("variant", sorted(COMPLETION_RETRIEVAL))
+def test_completion_retrieval_prompts_byte_for_byte(variant):
+    demonstrations, test, _, _ = prompt_inputs()  # the first demonstration is the worked example
+    assert build_prompt(TASKS["NRFirst"], variant, test, demonstrations).text == COMPLETION_RETRIEVAL[variant]
+
+
+@pytest.mark.parametrize("variant", sorted(COMPLETION_COPY))
+def test_completion_copy_prompts_byte_for_byte(variant):
+    _, _, demonstrations, test = prompt_inputs()
+    assert build_prompt(TASKS["UB"], variant, test, demonstrations).text == COMPLETION_COPY[variant]
+
+
+@pytest.mark.parametrize("variant", ["obey", "hint_examples"])
+def test_chat_copy_prompts_byte_for_byte(variant):
+    """Their copy chat runs: the completion prompt, a blank line, their format request; their system prompt."""
+    _, _, demonstrations, test = prompt_inputs()
+    prompt = build_prompt(TASKS["UB"], variant, test, demonstrations, chat=True)
+    assert prompt.text == COMPLETION_COPY[variant] + CHAT_FORMAT["copying"] and prompt.system == SYSTEM
+
+
+def test_chat_retrieval_prompt_byte_for_byte_theirs_and_ours():
+    """Their one retrieval chat variant, as they ran it (the paper preset's `chat.prompt: authors`):
+    the worked example but not the demonstrations its last line refers to, and a space before the
+    test's lines. Ours shows the demonstrations and drops the space."""
+    demonstrations, test, _, _ = prompt_inputs()
+    theirs = build_prompt(TASKS["NRFirst"], "simple_rule_explained", test, demonstrations, chat=True,
+                          chat_prompt="authors")
+    assert theirs.text == CHAT_EXPLAINED.format(shown="", gap=" ") and theirs.system == SYSTEM
+    ours = build_prompt(TASKS["NRFirst"], "simple_rule_explained", test, demonstrations, chat=True)
+    assert ours.text == CHAT_EXPLAINED.format(shown=CHAT_SHOWN, gap="")

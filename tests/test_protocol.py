@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 import yaml
 
-from lengthgen.config import validate_config
+from lengthgen.config import finetune_task_section, validate_config
 from lengthgen.engine.sequences import IGNORE, SCRATCH_LAYOUT, collate, encode_example, tokenizer_layout
 from lengthgen.lengthbins.table import bin_markdown, bin_table
 from lengthgen.models.char_tokenizer import build_char_tokenizer
@@ -36,7 +36,12 @@ def test_the_paper_preset_uses_the_authors_generators_lengths_and_loss():
         5000, 2000, 0, 1.0)
     assert training["schedule"]["ape"] == "linear" and training["schedule"]["rope"] == "constant"
     ft = PAPER["finetune"]
-    assert ft["format"] == "authors" and ft["train_examples"] == 50000 and ft["epochs"] == 30
+    assert ft["format"] == "authors" and ft["train_examples"] == 50000
+    # Their retrieval scripts ran 30 epochs; the copy script's default (their README's command) 15.
+    assert ft["epochs"] == {"retrieval": 30, "copying": 15}
+    batches = -(-50000 // ft["training"]["batch_size"])
+    assert finetune_task_section(PAPER, "UB")["training"]["max_steps"] == 15 * batches
+    assert finetune_task_section(PAPER, "NLFirst")["training"]["max_steps"] == 30 * batches
     assert (ft["training"]["warmup_ratio"], ft["training"]["max_grad_norm"], ft["training"]["early_stop"]) == (
         0.15, 1.0, False)
 
@@ -133,3 +138,67 @@ def test_the_paper_numbers_stand_beside_the_results():
     assert "0.50 (paper 0.47)" in bin_markdown(table, bins, {"config_hash": "x", "code_version": "y"}, "From scratch",
                                                "PE")
     assert scratch_reference("ape", "NLLast", "16-30") is None  # not a bin the paper reports
+
+
+def test_the_paper_preset_analyses_the_authors_mechanism_models():
+    """Their GPT-2 1.5B is Karpathy's llm.c model (mechanistic/generate_configs.py), not OpenAI's
+    gpt2-xl; the other three are the stock hub models."""
+    paths = [PAPER["models"][name]["path"] for name in PAPER["mechanism"]["models"]]
+    assert paths == ["karpathy/gpt2_1558M_final4_hf", "google/gemma-3-1b-pt", "meta-llama/Llama-3.1-8B",
+                     "Qwen/Qwen2.5-7B"]
+
+
+def distinct_symbols(settings, length, count=2000):
+    return [len(set(c)) for c, _, _ in generate_inputs(TASKS["NF"], "chars", settings, LengthBin(length, length),
+                                                        count, 0)]
+
+
+def test_in_context_repeated_copies_as_the_authors_generate_them():
+    """Their copying/generate_data.py: at length 5 (every demonstration) uniform draws with one forced
+    repeat, about 4 distinct symbols (mean 3.99 over their files), against exactly 2 in ours; longer
+    strings over a pool of floor(n/3) symbols, where ours rounds (one more at 20 and 50)."""
+    theirs, ours = PAPER["data"]["chars"]["nonunique_copy"], {"alphabet_size": 52, "pool_fraction": 0.333}
+    assert theirs["style"] == "authors_in_context"
+    at_five = distinct_symbols(theirs, 5)
+    assert 3.95 < sum(at_five) / len(at_five) < 4.0 and max(at_five) == 4
+    assert set(distinct_symbols(ours, 5)) == {2}
+    for length, pool in ((10, 3), (20, 6), (30, 10), (50, 16)):
+        assert set(distinct_symbols(theirs, length, 200)) == {pool}
+        assert set(distinct_symbols(ours, length, 200)) == {round(length * 0.333)}
+    for context, _, _ in generate_inputs(TASKS["NF"], "chars", theirs, LengthBin(2, 50), 500, 1):
+        repeated = [context.count(s) >= 2 for s in context]
+        assert all(repeated) if len(context) > 5 else any(repeated)  # short ones: at least one repeat
+
+
+def test_in_context_repeated_queries_as_the_authors_generate_them():
+    """Their retrieval/generate_data.py draws the occurrences from the third symbol on (ours from the
+    second); otherwise the same: k uniform in 2..max(2, n // 5), never adjacent, both neighbours present."""
+    theirs = PAPER["data"]["chars"]["nonunique_retrieval"]
+    ours = {k: v for k, v in theirs.items() if k != "style"}
+    firsts = {}
+    for name, settings in (("theirs", theirs), ("ours", ours)):
+        examples = list(generate_inputs(TASKS["NLFirst"], "chars", settings, LengthBin(10, 30), 3000, 0))
+        firsts[name] = {o[0] for _, _, o in examples}
+        for context, query, occurrences in examples:
+            n = len(context)
+            assert 2 <= len(occurrences) <= max(2, n // 5) and occurrences[-1] <= n - 2
+            assert all(b - a > 1 for a, b in zip(occurrences, occurrences[1:]))
+            assert [i for i, s in enumerate(context) if s == query] == occurrences
+    assert min(firsts["theirs"]) == 2 and min(firsts["ours"]) == 1
+    # Their demonstration pool (6 context symbols): the two occurrences always at the 3rd and 5th.
+    pool = generate_inputs(TASKS["NLFirst"], "chars", theirs, LengthBin(6, 6), 200, 0, stream="demonstration-pool")
+    assert {tuple(o) for _, _, o in pool} == {(2, 4)}
+
+
+def test_fine_tuning_left_retrieval_never_wraps_around():
+    """In their pairs data a query-only variant can ask a letter whose only pair is the first; their
+    last_left (like first_left) then read pair -1, the last pair's digit (19 of their 5,000 NLLast
+    test examples). Ours drops such an example for both tasks of the pair, so mirrors still share
+    every input."""
+    settings = {"style": "pairs", "alphabet_size": 62}
+    left, right = rows("NLLast", "finetune", settings, "3-50", 5000), rows("NRLast", "finetune", settings, "3-50", 5000)
+    assert [r["context"] for r in left] == [r["context"] for r in right]
+    for r in left:
+        last = r["occurrences"][-1]
+        assert last > 0 and r["target"] == [r["context"][last - 1]]
+    assert any(len(r["occurrences"]) == 1 for r in left)  # the query-only variants are still there

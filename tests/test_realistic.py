@@ -151,6 +151,68 @@ def test_git_scoring(completion, expected):
     assert git.score(completion, ["l1", "l2"]) == expected
 
 
+REVERT_HEAD = ("Below is part of a Git commit history (newest at the top, oldest at the bottom).\n\nTask  \nList every "
+               "commit line that must be reverted to roll the codebase back.\n1. Output the lines **from newest to "
+               "oldest**.\n2. One complete commit line per output line.  \n3. Do **not** output anything else.\n\n")
+
+
+@pytest.mark.parametrize("style, ending", [("authors", ""), ("lengthgen", "\n")])
+def test_git_base_prompt_byte_for_byte(style, ending):
+    """Their task_revert.jinja: the instruction, the demonstration blocks, the new history, and
+    `<start>` at the very end (ours adds a newline, so the first answer token is a hash)."""
+    history, demo = ["aaaaaaa Fix API", "bbbbbbb Add UI"], ["ccccccc Merge CLI"]
+    text = git.prompt(history, "revert", [demo], "instruction", chat=False, style=style)
+    assert text == (REVERT_HEAD + "=== NEW HISTORY ===\nccccccc Merge CLI\n=== ANSWER ===\n<start>\nccccccc Merge CLI\n"
+                    "<end>\n=== NEW HISTORY ===\naaaaaaa Fix API\nbbbbbbb Add UI\n=== ANSWER ===\n<start>" + ending)
+
+
+def test_git_chat_prompt_has_no_system_message_in_the_authors_bytes():
+    """Their chat prompt (prompt_real.py) is the user's message alone in the template, with the
+    assistant's header; ours puts our system prompt first."""
+    from lengthgen.realistic.predict import SYSTEM, git_prompt_text
+
+    tokenizer = build_char_tokenizer()
+    tokenizer.chat_template = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+                               "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    history = git.histories(3, 1, seed=0)[0]
+    user = git.prompt(history, "cherrypick", [], "instruction", chat=True)
+    theirs = git_prompt_text(tokenizer, history, "cherrypick", [], "instruction", True, "authors")
+    assert theirs == f"<|user|>{user}<|end|><|assistant|>"
+    ours = git_prompt_text(tokenizer, history, "cherrypick", [], "instruction", True)
+    assert ours == f"<|system|>{SYSTEM}<|end|><|user|>{user}<|end|><|assistant|>"
+
+
+def authors_git_reading(output: str) -> list[str]:
+    """The lines the authors' released scorer (evaluate_codeassist.py) compared, written from its
+    behaviour: the text sliced from just after `<start>` to `<end>` by str.find positions, for every
+    model (a missing `<start>` is position -1, so the slice starts at character 6), then stripped
+    non-empty lines."""
+    start = (output.find("<start>") if "<start>" in output else -1) + len("<start>")
+    stop = output.find("<end>") if "<end>" in output else -1
+    return [line.strip() for line in output[start:stop].strip().splitlines() if line.strip()]
+
+
+def test_git_scoring_reads_a_correct_base_output_right_where_the_authors_did_not():
+    """A base model continues after the prompt's `<start>`, so its output has none: their scorer cut
+    the first line's first six characters and scored every base output wrong; a chat output (which
+    writes its own `<start>`) it read right."""
+    gold = git.answer(git.histories(10, 1, seed=0)[0], "revert")
+    for base_output in ("\n".join(gold) + "\n<end>", "\n" + "\n".join(gold) + "\n<end>\n\n=== NEW HISTORY"):
+        assert git.score(base_output, gold) == (True, 1.0)
+        assert authors_git_reading(base_output) != gold
+    chat_output = "<start>\n" + "\n".join(gold) + "\n<end>"
+    assert git.score(chat_output, gold)[0] and authors_git_reading(chat_output) == gold
+
+
+def test_a_long_history_is_never_cut_by_the_budget():
+    """Their 200 new tokens cut long answers (about 10 tokens a line with a 49k BPE vocabulary: a
+    35-commit answer needs about 350): a cut answer is wrong. Ours budgets the answer's own tokens."""
+    gold = git.answer(git.histories(35, 1, seed=0)[0], "cherrypick")
+    answer = TOKENIZER("\n".join(gold) + "\n<end>", add_special_tokens=False).input_ids
+    assert len(answer) > 200 and git.score(TOKENIZER.decode(answer), gold)[0]
+    assert not git.score(TOKENIZER.decode(answer[:200]), gold)[0]
+
+
 def test_line_starts_point_at_the_first_token_of_each_later_line():
     lines = git.histories(3, 1, seed=0)[0]
     answer = "\n".join(lines) + "\n<end>"
@@ -185,6 +247,10 @@ def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
         assert frame.get_column(measure).drop_nulls().is_between(0, 1).all()
     if task == "lorem":  # the budget is the reference's own length, never a cap that cuts the copy
         lengths = [len(TOKENIZER(r, add_special_tokens=False).input_ids) for r in frame.get_column("reference")]
+        assert frame.get_column("max_new_tokens").to_list() == [n + MARGIN for n in lengths]
+    else:  # the answer's own tokens: its lines and the end marker
+        answers = ["\n".join(git.answer(h, task)) + "\n<end>" for h in git.histories(length, 3, 0)]
+        lengths = [len(TOKENIZER(a, add_special_tokens=False).input_ids) for a in answers]
         assert frame.get_column("max_new_tokens").to_list() == [n + MARGIN for n in lengths]
     again = predict_realistic(load, TOKENIZER, task, [length], [0], settings, 2, False, cache)
     assert loads == [1] and again.get_column("from_cache").all()

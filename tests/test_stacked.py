@@ -175,3 +175,16 @@ def test_a_killed_stacked_job_resumes_through_snakemake_bit_for_bit(tmp_path):
     a, b = trained(tmp_path / "straight", ("UR", "UL")), trained(tmp_path / "killed", ("UR", "UL"))
     for key in a:
         assert all(torch.equal(a[key][n], b[key][n]) for n in a[key]), key
+
+
+def test_a_stack_decays_the_parameters_each_run_decays():
+    """One optimiser for the stack, with each run's groups: Trainer's (no decay on biases and norm
+    weights), so a stacked run is the run trained alone."""
+    runs = make_runs("ape", None)
+    stack = StackedRuns(runs)
+    stacked_names = {id(t): n for n, t in stack.params.items()}
+    run_names = {id(p): n for n, p in runs[0].model.named_parameters()}
+    groups = lambda optimizer, names: [(g["weight_decay"], sorted(names[id(p)] for p in g["params"]))
+                                       for g in optimizer.param_groups]
+    assert groups(stack.optimizer, stacked_names) == groups(runs[0].optimizer, run_names)
+    assert groups(stack.optimizer, stacked_names)[1][0] == 0.0 and groups(stack.optimizer, stacked_names)[1][1]

@@ -228,3 +228,60 @@ def test_gradients_are_clipped_to_max_grad_norm():
         run.step()
         norms[clip] = float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]))
     assert norms[None] > 1e-2 and norms[1e-3] == pytest.approx(1e-3, rel=1e-3)
+
+
+def trainer_built(model, tmp_path, max_steps: int, warmup, schedule: str):
+    """The optimiser and schedule Hugging Face Trainer builds for `model` (what the authors ran)."""
+    from transformers import Trainer, TrainingArguments
+
+    args = TrainingArguments(output_dir=str(tmp_path / "trainer"), learning_rate=1e-3, weight_decay=0.01,
+                             max_steps=max_steps, warmup_steps=warmup, use_cpu=True, report_to="none",
+                             lr_scheduler_type="linear" if schedule == "linear" else "constant_with_warmup")
+    trainer = Trainer(model=model, args=args)
+    trainer.create_optimizer_and_scheduler(num_training_steps=max_steps)
+    return trainer.optimizer, trainer.lr_scheduler
+
+
+def learning_rates(optimizer, scheduler, steps: int) -> list[float]:
+    rates = []
+    for _ in range(steps):
+        rates.append(scheduler.get_last_lr()[0])
+        optimizer.step()  # no gradients: nothing moves, the schedule advances
+        scheduler.step()
+    return rates
+
+
+@pytest.mark.parametrize("pe", ["ape", "rope", "nope"])
+def test_optimiser_groups_are_the_ones_trainer_builds(tmp_path, pe):
+    """Weight decay on every weight but biases and norm weights, exactly as Trainer decides (the
+    authors' runs); the engine used to decay every parameter."""
+    from lengthgen.engine.settings import optimizer_and_schedule
+
+    model = build_model(pe, vocab_size(10), 24, layers=2, heads=2, d_model=16, seed=1)
+    ours, _ = optimizer_and_schedule(model, train_settings(lr=1e-3, weight_decay=0.01, max_steps=10),
+                                     torch.device("cpu"))
+    theirs, _ = trainer_built(model, tmp_path, 10, 0, "linear")
+    names = {id(p): n for n, p in model.named_parameters()}
+    groups = lambda optimizer: [(g["weight_decay"], sorted(names[id(p)] for p in g["params"]))
+                                for g in optimizer.param_groups]
+    assert groups(ours) == groups(theirs)
+    undecayed = groups(ours)[1][1]
+    assert undecayed and all("bias" in n or "norm" in n or "ln_" in n for n in undecayed)
+    assert any(n.endswith("weight") for n in groups(ours)[0][1])
+
+
+@pytest.mark.parametrize("schedule,warmup_steps,warmup_ratio", [("linear", 5, None), ("linear", 0, 0.15),
+                                                                 ("constant", 4, None), ("constant", 0, None)])
+def test_learning_rates_are_the_ones_trainer_schedules(tmp_path, schedule, warmup_steps, warmup_ratio):
+    """transformers' own warm-up (lr 0 at the first step, the peak after `warmup` steps; a warm-up
+    ratio rounded up), which the engine's hand-written one missed by a step."""
+    from lengthgen.engine.settings import optimizer_and_schedule
+
+    model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+    settings = train_settings(lr=1e-3, max_steps=33, warmup_steps=warmup_steps, warmup_ratio=warmup_ratio,
+                              schedule=schedule)
+    ours = learning_rates(*optimizer_and_schedule(model, settings, torch.device("cpu")), 33)
+    theirs = learning_rates(*trainer_built(model, tmp_path, 33, warmup_ratio or warmup_steps, schedule), 33)
+    assert ours == pytest.approx(theirs, abs=1e-12)
+    if warmup_steps or warmup_ratio:
+        assert ours[0] == 0.0 and max(ours) == pytest.approx(1e-3)

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import yaml
 
-from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune_task_section, model_entry, per_family,
-                              pretrain_section, scratch_bins, scratch_family_settings, scratch_lengths, validate_config)
+from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune_task_section, icl_variants, model_entry,
+                              per_family, pretrain_section, scratch_bins, scratch_family_settings, scratch_lengths,
+                              validate_config)
 from lengthgen.models.gguf import GGUFSource
 from lengthgen.models.registry import ModelUnavailable
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
@@ -293,15 +294,15 @@ def icl_enabled():
     return bool(config["icl"]["models"])
 
 
-def icl_files(family):
-    """(task, length bin, seed, variant, data file) of one family's in-context grid."""
+def icl_files(family, model):
+    """(task, length bin, seed, variant, data file) of one family's in-context grid for one model."""
     section = config["icl"]
     return [{"task": name, "bin": str(length), "seed": seed, "variant": variant,
              "data": data_path("chars", name, length, seed)}
             for name, task in TASKS.items() if task.family == family
             for length in section["lengths"][family]
             for seed in config["seeds"]
-            for variant in section["variants"][family]]
+            for variant in icl_variants(section, family, config["models"][model]["kind"])]
 
 
 def icl_families():
@@ -309,7 +310,8 @@ def icl_families():
 
 
 def icl_predict_params(wildcards):
-    return {"model": config["models"][wildcards.model], "files": icl_files(wildcards.family),
+    return {"model": config["models"][wildcards.model], "files": icl_files(wildcards.family, wildcards.model),
+            "chat": config["icl"]["chat"] if config["models"][wildcards.model]["kind"] == "chat" else None,
             "settings": {name: config["data"]["chars"][task.generator] for name, task in TASKS.items()
                          if task.family == wildcards.family},
             "shots": config["icl"]["shots"], "batch_size": config["icl"]["batch_size"]}

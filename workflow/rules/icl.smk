@@ -5,7 +5,7 @@
 rule icl_predict:
     input:
         unpack(lambda w: model_inputs(w.model)),
-        data=lambda w: list(dict.fromkeys(f["data"] for f in icl_files(w.family))),
+        data=lambda w: list(dict.fromkeys(f["data"] for f in icl_files(w.family, w.model))),
     output:
         ICL,
     params:

@@ -4,6 +4,7 @@ one stage's or one family's settings."""
 from .sections import (
     finetune_bins,
     finetune_task_section,
+    icl_variants,
     per_family,
     pretrain_section,
     scratch_bins,
@@ -12,6 +13,7 @@ from .sections import (
 )
 from .validate import ConfigError, check_models, load_schema, model_entry, train_settings, validate_config
 
-__all__ = ["ConfigError", "check_models", "finetune_bins", "finetune_task_section", "load_schema", "model_entry",
+__all__ = ["ConfigError", "check_models", "finetune_bins", "finetune_task_section", "icl_variants", "load_schema",
+           "model_entry",
            "per_family", "pretrain_section", "scratch_bins", "scratch_family_settings", "scratch_lengths",
            "train_settings", "validate_config"]

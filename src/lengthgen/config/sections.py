@@ -32,12 +32,13 @@ def finetune_bins(finetune: dict) -> dict[str, list[str]]:
     return {family: [str(b) for b in finetune["test_bins"][family]] for family in FAMILIES}
 
 
-def finetune_training(finetune: dict) -> dict:
-    """The engine settings; with `epochs` over a fixed training set, the steps those epochs take."""
-    training = dict(finetune["training"])
-    if finetune["epochs"] and finetune["train_examples"]:
+def finetune_training(finetune: dict, family: str) -> dict:
+    """The engine settings of one task family; with `epochs` over a fixed training set, the steps
+    those epochs take."""
+    training, epochs = dict(finetune["training"]), per_family(finetune["epochs"], family)
+    if epochs and finetune["train_examples"]:
         batches = -(-finetune["train_examples"] // training["batch_size"])
-        training["max_steps"] = finetune["epochs"] * batches
+        training["max_steps"] = epochs * batches
     return training
 
 
@@ -51,8 +52,15 @@ def finetune_task_section(config: dict, task_name: str) -> dict:
         "train_lengths": str(finetune["train_lengths"][task.family]),
         "max_length": max(LengthBin.parse(b).high for b in finetune_bins(finetune)[task.family]),
         "train_examples": finetune["train_examples"],
-        "training": finetune_training(finetune),
+        "training": finetune_training(finetune, task.family),
     }
+
+
+def icl_variants(icl: dict, family: str, kind: str) -> list[str]:
+    """The in-context prompt variants of a model kind ("completion" or "chat"): chat models get
+    their own where `icl.chat.variants` names them (the authors ran chat models on fewer)."""
+    chat = icl["chat"]["variants"][family] if kind == "chat" else None
+    return list(chat or icl["variants"][family])
 
 
 def pretrain_section(config: dict, architecture: str) -> dict:

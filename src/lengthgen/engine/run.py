@@ -19,7 +19,7 @@ import torch
 from ..results.provenance import canonical_json, config_hash
 from ..runtime import pick_device
 from .sequences import IGNORE, length_buckets
-from .settings import TrainSettings, optimizer_and_schedule, precision_autocast
+from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
 
 
 @dataclass
@@ -49,9 +49,10 @@ class TrainingRun:
         self.device = accelerator.device if accelerator is not None else device or pick_device()
         self.model = model.to(self.device)
         self.settings, self.batch_for, self.evaluate, self.name = settings, batch_for, evaluate, name
-        self.fingerprint = config_hash({"fingerprint": fingerprint, "settings": asdict(settings)})
+        self.fingerprint = config_hash({"fingerprint": fingerprint, "settings": asdict(settings),
+                                        "optimizer": OPTIMIZER_LAYOUT})
         self.checkpoint = Path(checkpoint_dir) / "state.pt" if checkpoint_dir else None
-        self.optimizer, self.scheduler = optimizer_and_schedule(model.parameters(), settings, self.device)
+        self.optimizer, self.scheduler = optimizer_and_schedule(self.model, settings, self.device)
         self.step_count, self.done = 0, False
         self.history, self.best_accuracy, self.best_state = History(), -1.0, None
         self._loss_sum, self._loss_count = 0.0, 0

@@ -69,7 +69,8 @@ class StackedRuns:
         self.base = copy.deepcopy(runs[0].model).to("meta")
         # Its only use is a padding warning that reads a token value (`.item()`), which vmap forbids.
         self.base.config.pad_token_id = None
-        self.optimizer, self.scheduler = optimizer_and_schedule(list(self.params.values()), settings, runs[0].device)
+        self.optimizer, self.scheduler = optimizer_and_schedule(runs[0].model, settings, runs[0].device,
+                                                                parameters=self.params)
         per_run = [dict(r.model.named_parameters()) for r in runs]
         for name, stacked in self.params.items():
             states = [r.optimizer.state.get(named[name]) for r, named in zip(runs, per_run)]

@@ -4,9 +4,10 @@ Completion models get the few-shot text of `prompts` and stop where the authors'
 (retrieval: the line end; copying: a blank line or `<eos>`); chat models get the authors' system
 and format prompts in their chat template and answer between `<target>` tags. The new-token budget
 comes from the answer's own length (never a fixed cap: the authors' 60-token cap truncated
-length-100 copies). Every prediction keeps its exact prompt, and beside the greedy answer the
-teacher-forced measures of `teacher`. Decodings and teacher-forced scores are cached, and the
-model is loaded only when something is missing.
+length-100 copies), with a floor for chat models (`icl.chat.max_new_tokens`: room for a sentence
+before the answer; the authors' 20 and 400). Every prediction keeps its exact prompt, and beside
+the greedy answer the teacher-forced measures of `teacher`. Decodings and teacher-forced scores are
+cached, and the model is loaded only when something is missing.
 """
 
 from __future__ import annotations
@@ -28,28 +29,34 @@ BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a s
 STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
 
 
-def model_text(tokenizer, text: str, system: str | None = None) -> str:
-    """The exact text the model is given: with a system prompt, `text` as a chat in the model's own
-    template; without one, `text` itself."""
-    if system is None:
+def model_text(tokenizer, text: str, system: str | None = None, generation_prompt: bool = True,
+               chat: bool | None = None) -> str:
+    """The exact text the model is given: for a chat (`chat`, by default whenever there is a system
+    prompt), `text` as the user's message in the model's own template, after the system prompt if
+    any, ending with the assistant's header unless `generation_prompt` is off (as the authors'
+    in-context runs: then the model writes the header itself); otherwise `text` itself."""
+    if not (system is not None if chat is None else chat):
         return text
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": text}]
+    messages = ([{"role": "system", "content": system}] if system is not None else []) + [
+        {"role": "user", "content": text}]
     try:
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
     except Exception:  # templates without a system role: the system prompt opens the user message
+        if system is None:
+            raise
         merged = [{"role": "user", "content": f"{system}\n\n{text}"}]
-        return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
+        return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=generation_prompt)
 
 
 def build_prompts(task: Task, rows: list[dict], settings: dict, seed: int, variant: str, separator: str,
-                  chat: bool, shots: int):
+                  chat: bool, shots: int, chat_prompt: str = "lengthgen"):
     """The prompt of every example of a data file, demonstrations drawn per example from the pool."""
     pool = demonstration_pool(task, settings, seed)
     prompts = []
     for row in rows:
         example = Example.of(task, row["context"], row["query"], row["occurrences"])
         demonstrations = draw_demonstrations(task, pool, seed, row["example"], example, shots)
-        prompts.append(build_prompt(task, variant, example, demonstrations, separator, chat))
+        prompts.append(build_prompt(task, variant, example, demonstrations, separator, chat, chat_prompt))
     return prompts
 
 
@@ -87,44 +94,65 @@ def decoding_key(prompt: str, item: ForcedItem) -> str:
 
 def forced_with_cache(model: CachedModel, tokenizer, prompts: list[str], items: list[ForcedItem],
                       teacher_keys: list[str], summarise, cache: PredictionCache | None, batch_size: int,
-                      progress: bool = False):
-    """Greedy completions and teacher-forced summaries of prompts, from the cache where it has them;
-    the rest from one forced pass per batch (`engine.forcing.force`), which decodes only the rows
-    whose completion is missing. summarise(index, Forced) -> what is kept of a forced reading
-    (JSON-able). Returns (completions, which completions came from the cache, summaries, the new
-    cache entries: the caller stores them with whatever else it made, as one shard)."""
-    decoding_keys = [decoding_key(p, i) for p, i in zip(prompts, items)]
+                      progress: bool = False, decoding: list[ForcedItem] | None = None):
+    """Greedy completions of `prompts` and teacher-forced summaries of `items`, from the cache where
+    it has them; the rest from one forced pass per batch (`engine.forcing.force`), which decodes
+    only the rows whose completion is missing. `decoding`: where greedy decoding starts from other
+    prompts than the measures read, the items it decodes (apart, their answers empty).
+    summarise(index, Forced) -> what is kept of a forced reading (JSON-able). Returns (completions,
+    which completions came from the cache, summaries, the new cache entries: the caller stores
+    them with whatever else it made, as one shard)."""
+    decoders = decoding or items
+    decoding_keys = [decoding_key(p, i) for p, i in zip(prompts, decoders)]
     completions, _ = cached_values(cache, decoding_keys)
     stored, _ = cached_values(cache, teacher_keys)
     summaries = [json.loads(s) if s is not None else None for s in stored]
     from_cache = [c is not None for c in completions]
     missing = [i for i in range(len(items)) if completions[i] is None or summaries[i] is None]
     if missing:
-        asked = [replace(items[i], budget=0 if from_cache[i] else items[i].budget) for i in missing]
+        together = decoding is None
+        asked = [replace(items[i], budget=items[i].budget if together and not from_cache[i] else 0) for i in missing]
         for i, result in zip(missing, force(model(), tokenizer, asked, batch_size, progress)):
-            completions[i] = completions[i] if from_cache[i] else result.completion
+            completions[i] = result.completion if together and not from_cache[i] else completions[i]
             summaries[i] = summaries[i] if stored[i] is not None else summarise(i, result)
+        apart = [i for i in missing if not together and not from_cache[i]]
+        for i, result in zip(apart, force(model(), tokenizer, [decoders[i] for i in apart], batch_size, progress)):
+            completions[i] = result.completion
     new = {decoding_keys[i]: completions[i] for i in missing if not from_cache[i]}
     new.update({teacher_keys[i]: json.dumps(summaries[i]) for i in missing if stored[i] is None})
     return completions, from_cache, summaries, new
 
 
 def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,
-                 cache: PredictionCache | None = None, progress: bool = False) -> pl.DataFrame:
-    """Greedy answers and teacher-forced measures of one file's prompts, with their scores."""
+                 cache: PredictionCache | None = None, progress: bool = False, min_new_tokens: int = 0,
+                 generation_prompt: bool = True) -> pl.DataFrame:
+    """Greedy answers and teacher-forced measures of one file's prompts, with their scores.
+
+    min_new_tokens: the new-token budget's floor (a chat model's room for a sentence before its
+    answer); the answer's own length plus a margin when that is more, so no answer is ever cut.
+    generation_prompt: whether greedy decoding starts after the chat template's assistant header
+    (the teacher-forced measures always read the answer there)."""
     chat = prompts[0].chat if prompts else False
-    texts = [model_text(tokenizer, p.text, p.system if p.chat else None) for p in prompts]
+    texts = [model_text(tokenizer, p.text, p.system if p.chat else None, generation_prompt) for p in prompts]
     stops = ("</target>",) if chat else STOPS[task.family]
-    budgets = [len(tokenizer("".join(t for t, _ in p.continuation), add_special_tokens=False).input_ids)
-               + BUDGET_MARGIN for p in prompts]
-    teacher = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat), budget, stops)
-               for text, p, row, budget in zip(texts, prompts, rows, budgets)]
+    budgets = [max(min_new_tokens, len(tokenizer("".join(t for t, _ in p.continuation),
+                                                 add_special_tokens=False).input_ids) + BUDGET_MARGIN)
+               for p in prompts]
+    # Without the generation prompt a chat model writes the assistant's header itself, so greedy
+    # decoding starts before it while the measures read the answer after it: two passes, not one.
+    answered_after = texts if generation_prompt or not chat else [model_text(tokenizer, p.text, p.system)
+                                                                 for p in prompts]
+    fused = answered_after is texts
+    teacher = [TeacherItem(text, p.continuation, _neighbours(task, row, p.separator, chat), budget if fused else 0,
+                           stops) for text, p, row, budget in zip(answered_after, prompts, rows, budgets)]
     items, plans = forced_items(tokenizer, teacher)
+    decoding = None if fused else [ForcedItem(tokenizer(t, add_special_tokens=False).input_ids, [], [], b, stops)
+                                   for t, b in zip(texts, budgets)]
     teacher_keys = [prediction_key(i.prompt, {"teacher_forced": i.continuation, "neighbours": i.neighbours})
                     for i in teacher]
     completions, from_cache, scores, new = forced_with_cache(
         model, tokenizer, texts, items, teacher_keys, lambda i, result: scores_of(teacher[i], plans[i], result),
-        cache, batch_size, progress)
+        cache, batch_size, progress, decoding)
     if cache is not None:
         cache.add(new)
     predicted = [authors_prediction(task, c, chat) for c in completions]
@@ -153,16 +181,20 @@ def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], pr
 
 def predict_files(load_model, tokenizer, files: list[dict], settings: dict[str, dict], chat: bool, separator: str,
                   shots: int, batch_size: int, cache: PredictionCache | None = None,
-                  progress: bool = False) -> pl.DataFrame:
+                  progress: bool = False, chat_settings: dict | None = None) -> pl.DataFrame:
     """Predictions for every file of a grid with one model, loaded once and only if the cache lacks
-    something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task."""
+    something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task;
+    chat_settings: a chat model's `icl.chat` section (its prompts, budget floor per family, generation prompt)."""
     model = CachedModel(load_model)
+    chat_settings = chat_settings if chat and chat_settings else {}
+    budget_floor = chat_settings.get("max_new_tokens", {})
     frames = []
     for file in files:
         task = get_task(file["task"])
         prompts = build_prompts(task, file["rows"], settings[task.name], file["seed"], file["variant"], separator,
-                                chat, shots)
-        frame = predict_rows(model, tokenizer, task, file["rows"], prompts, batch_size, cache, progress)
+                                chat, shots, chat_settings.get("prompt", "lengthgen"))
+        frame = predict_rows(model, tokenizer, task, file["rows"], prompts, batch_size, cache, progress,
+                             budget_floor.get(task.family) or 0, chat_settings.get("generation_prompt", True))
         frames.append(frame.with_columns(pl.lit(task.name).alias("task"), pl.lit(file["bin"]).alias("bin"),
                                          pl.lit(file["seed"]).alias("seed"), pl.lit(file["variant"]).alias("variant")))
     return pl.concat(frames)

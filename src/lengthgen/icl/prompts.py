@@ -20,7 +20,7 @@ show it, the others leave it out, as their code does); copying `bare`, `obey`, `
 raw-string text or literal backslash-n in the math rules, the worked example counts the query's
 occurrences (theirs always said 0), no stray indentation. Chat models get the authors' system and
 format prompts; retrieval in their context/query layout, with the demonstrations also in
-`simple_rule_explained` (their chat version dropped them).
+`simple_rule_explained` (their chat version dropped them; `chat_prompt="authors"` gives their bytes).
 """
 
 from __future__ import annotations
@@ -81,15 +81,17 @@ RULE_MATH = {
 }
 RULE_HINT = {"forward": "in every example the output repeats the input unchanged.",
              "backward": "in every example the output is the input read backwards."}
-MATH_PREAMBLE = ("Let $X = x_1 \\ldots x_n$ with $n \\ge 4$ and $x_i \\in \\Sigma$ (token vocabulary). "
-                 "The final token $x_n$ is the query token $q$.\n"
-                 "In the context $x_1 \\ldots x_{{n-1}}$, $q$ appears $t$ times at indices $q_1, \\ldots, q_t$ "
-                 "($1 \\le q_1 \\le q_t \\le n-1$).\n\n")
+MATH_DEFINITION = ("Let $X = x_1 \\ldots x_n$ with $n \\ge 4$ and $x_i \\in \\Sigma$ (token vocabulary).{gap}"
+                   "The final token $x_n$ is the query token $q$.\n"
+                   "In the context $x_1 \\ldots x_{{{{n-1}}}}$, $q$ appears $t$ times at indices $q_1, \\ldots, q_t$ "
+                   "($1 \\le q_1 \\le q_t \\le n-1$).\n\n")
+MATH_PREAMBLE = MATH_DEFINITION.format(gap=" ")
+MATH_PREAMBLE_WIDE = MATH_DEFINITION.format(gap="  ")  # their math_rule has two spaces there, math_rule_explained one
 SIMPLE_PREAMBLE = ("Each line is written as ‘context|query: target’. The vertical bar ‘|’ separates the context "
                    "from the query token.\n")
 TEMPLATES = {
     "simple_rule": SIMPLE_PREAMBLE + "All strings below follow this rule: {rule_simple}\n\n{examples}",
-    "math_rule": MATH_PREAMBLE + "Continuation token $x_{{n+1}}$ is defined by: {rule_math}\n\nExamples:\n{examples}",
+    "math_rule": MATH_PREAMBLE_WIDE + "Continuation token $x_{{n+1}}$ is defined by: {rule_math}\n\nExamples:\n{examples}",
     "simple_rule_explained": ("Each line is written as context|query: target. The vertical bar | marks the query token.\n"
                               "All strings below follow this rule:\n{rule_simple}\n\nWorked example\n{explanation}\n\n"
                               "Now continue the sequence (fill in the targets):\n\n{examples}"),
@@ -112,6 +114,15 @@ CHAT_RETRIEVAL = {
                              "Worked example:\n{explanation}\n\n{examples}\n\n"
                              "Based on the examples, what is the answer to the following context|query?\n{query}",
 }
+# Their chat templates as they ran them (`chat_prompt: authors`): the explained one has no place for
+# the demonstrations it refers to (only the worked example is shown), and the test's lines follow a space.
+CHAT_RETRIEVAL_AUTHORS = {
+    "simple_rule": CHAT_RETRIEVAL["simple_rule"].replace("?\n{query}", "?\n {query}"),
+    "simple_rule_explained": SIMPLE_PREAMBLE + "All strings below follow this rule:\n{rule_simple}\n\n"
+                             "Worked example:\n{explanation}\n\n"
+                             "Based on the examples, what is the answer to the following context|query?\n {query}",
+}
+CHAT_PROMPTS = {"lengthgen": CHAT_RETRIEVAL, "authors": CHAT_RETRIEVAL_AUTHORS}
 # Ours: the instruction a chat model gets after any prompt that has no chat form of the authors'.
 CHAT_INSTRUCTION = "Continue the pattern for the last line. Give only the answer, between <target> and </target>."
 
@@ -229,9 +240,11 @@ def _continuation(task: Task, example: Example, separator: str, chat: bool) -> l
 
 
 def build_prompt(task: Task, variant: str, example: Example, demonstrations: list[Example], separator: str = " ",
-                 chat: bool = False) -> Prompt:
+                 chat: bool = False, chat_prompt: str = "lengthgen") -> Prompt:
     """The prompt of one test example. `demonstrations`: the drawn pool examples; with the authors'
-    retrieval variants the first is the worked example (shown only by the explained variants)."""
+    retrieval variants the first is the worked example (shown only by the explained variants).
+    chat_prompt: a chat model's retrieval templates, ours ("lengthgen": the explained one shows the
+    demonstrations it refers to) or the authors' bytes ("authors")."""
     if variant not in variants_for(task):
         raise ValueError(f"unknown prompt variant {variant!r} for {task.name}; known: {', '.join(variants_for(task))}")
     worked = None
@@ -246,7 +259,7 @@ def build_prompt(task: Task, variant: str, example: Example, demonstrations: lis
               "rule_hint": RULE_HINT[task.direction] if task.family == "copying" else "",
               "explanation": explanation(task, worked, separator, line) if worked else ""}
     if chat_layout:
-        text = CHAT_RETRIEVAL[variant].format(examples=joiner.join(shown), query=test, **fields)
+        text = CHAT_PROMPTS[chat_prompt][variant].format(examples=joiner.join(shown), query=test, **fields)
     elif variant in TEMPLATES:
         text = TEMPLATES[variant].format(examples=joiner.join(shown + [test]), **fields)
     else:

@@ -3,9 +3,13 @@ and the induction signature of an error.
 
 The authors (`copying/evaluation.py`) score a completion model's whole output, cut at its stop
 strings (retrieval: the line end; copying: a blank line or `<eos>`), with every space and `<eos>`
-removed, against the target symbols; a chat model's answer is the text between `<target>` tags
-(retrieval: stripped; copying: every whitespace removed). Strict: the output, stripped of
-surrounding whitespace and a final `<eos>`, is exactly the answer as the prompt writes it.
+removed, against the target symbols; a chat model's answer is the text between `<target>` tags,
+then cleaned the same way (an `<eos>` inside the tags, which the copy demonstrations show, does not
+count against it). Where the tags are incomplete, ours reads to the end of the output (decoding
+stops at `</target>`, so a finished answer never has one) or, with no `<target>` at all, the whole
+output; the authors sliced at `str.find`'s -1 there, dropping the output's last character, and
+without `<target>` its first seven as well (tests/test_icl.py shows both). Strict: the output,
+stripped of surrounding whitespace and a final `<eos>`, is exactly the answer as the prompt writes it.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ def between_tags(completion: str) -> str:
 
 
 def authors_prediction(task: Task, completion: str, chat: bool) -> str:
-    """The answer the authors' evaluation reads off a completion."""
+    """The answer the authors' evaluation reads off a completion (a chat one with incomplete tags as
+    the module docstring says, where theirs misread it)."""
     if chat:
-        answer = between_tags(completion)
-        return answer.strip() if task.family == "retrieval" else "".join(answer.split())
+        return "".join(between_tags(completion).split()).replace("<eos>", "")
     return completion.replace(" ", "").replace("<eos>", "").strip()
 
 

@@ -1,10 +1,16 @@
 """Per-head alignment scores on copy prompts (SPEC section 6, the authors' get_alignment.py).
 
 For a head, the mean attention weight over prompts and positions from
-  previous-token   each test-input token (2..L) to the token before it;
-  duplicate        each copied token to its earlier occurrence in the test input;
-  induction        ... to the token after that occurrence (what forward copying needs);
-  anti-induction   ... to the token before it (what backward copying needs).
+  previous-token     each test-input token (2..L) to the token before it;
+  duplicate          each copied token to its earlier occurrence in the test input;
+  induction          ... to the token after that occurrence (forward copying's edge: that token's
+                     previous-token information matches the current token, its value is the next);
+  anti-induction     ... to the occurrence itself (backward copying's edge: a previous-token head has
+                     written the token before it there, and the value carries it out; the edge the
+                     patching removes). The duplicate edge, read on backward copies (SPEC section 6);
+  before-occurrence  ... to the token before the occurrence: positional, not a circuit of content
+                     (that position cannot know what follows it), but where a model that copies
+                     backward by position attends; never the anti-induction score.
 The copied tokens scored are those whose occurrence has both neighbours in the test input (the
 authors: copy tokens 2..L-1). A uniform head scores about 1/t; 1.0 means it always attends there.
 """
@@ -18,7 +24,9 @@ from ..runtime import input_device
 from .attention import Plan, patched
 from .prompts import CopyPrompts
 
-SCORES = ("previous_token", "duplicate", "induction", "anti_induction")
+SCORES = ("previous_token", "duplicate", "induction", "anti_induction", "before_occurrence")
+# Where each score reads, relative to the copied token's earlier occurrence.
+OFFSETS = {"duplicate": 0, "induction": 1, "anti_induction": 0, "before_occurrence": -1}
 
 
 def score_edges(prompts: CopyPrompts) -> dict[str, list[tuple[int, int]]]:
@@ -26,7 +34,7 @@ def score_edges(prompts: CopyPrompts) -> dict[str, list[tuple[int, int]]]:
     start, length = prompts.input_start, prompts.length
     copied = [k for k in range(length) if 0 < prompts.occurrence(k) - start < length - 1]
     edges = {"previous_token": [(start + i, start + i - 1) for i in range(1, length)]}
-    for name, shift in (("duplicate", 0), ("induction", 1), ("anti_induction", -1)):
+    for name, shift in OFFSETS.items():
         edges[name] = [(prompts.copy_start + k, prompts.occurrence(k) + shift) for k in copied]
     return edges
 

@@ -61,9 +61,12 @@ def _block(lines: list[str], task: str) -> str:
     return "\n".join(["=== NEW HISTORY ===", *lines, "=== ANSWER ===", "<start>", *answer(lines, task), "<end>"])
 
 
-def prompt(lines: list[str], task: str, demonstrations: list[list[str]], variant: str, chat: bool) -> str:
+def prompt(lines: list[str], task: str, demonstrations: list[list[str]], variant: str, chat: bool,
+           style: str = "lengthgen") -> str:
     """variant "instruction": theirs; "bare": the demonstrations and the history only (for models too
-    small to read an instruction, or whose context it would not fit)."""
+    small to read an instruction, or whose context it would not fit). style "authors": a base prompt
+    ends at `<start>`, as their template (the model writes the newline); ours ends with it, so the
+    first answer token is a hash."""
     shots = "\n\n".join(_block(d, task) for d in demonstrations)
     if chat:
         return (CHAT[task] + f"=== EXAMPLES ===\n{shots}\n================\n\n"
@@ -72,12 +75,15 @@ def prompt(lines: list[str], task: str, demonstrations: list[list[str]], variant
                 "Put your answer between the <start> and <end> tags. Start your response with the answer first, "
                 "no need to explain anything.")
     head = BASE[task] if variant == "instruction" else ""
-    query = "\n".join(["=== NEW HISTORY ===", *lines, "=== ANSWER ===", "<start>"]) + "\n"
+    query = "\n".join(["=== NEW HISTORY ===", *lines, "=== ANSWER ===", "<start>"]) + ("" if style == "authors" else "\n")
     return head + (f"{shots}\n" if shots else "") + query
 
 
 def score(completion: str, gold: list[str]) -> tuple[bool, float]:
-    """(exact, share of lines right): the stripped non-empty lines up to <end>, against the gold ones."""
+    """(exact, share of lines right): the stripped non-empty lines up to <end>, after <start> where the
+    output has one (a chat answer), against the gold ones. (The authors' released scorer sliced from
+    `<start>` in every output: a base model's output, which follows the prompt's `<start>`, then
+    lost its first six characters and never matched.)"""
     text = completion.split("<end>")[0]
     if "<start>" in text:
         text = text.split("<start>", 1)[1]

@@ -87,17 +87,27 @@ def _mean(values: list[bool]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def git_prompt_text(tokenizer, history: list[str], task: str, demonstrations: list[list[str]], variant: str,
+                    chat: bool, style: str = "lengthgen") -> str:
+    """What a model is given for one history: the git prompt, for a chat model in its template, after
+    our system prompt unless `style` is the authors' (their chat prompt was the user's message alone)."""
+    text = git.prompt(history, task, demonstrations, variant, chat, style)
+    return model_text(tokenizer, text, SYSTEM if chat and style != "authors" else None, chat=chat)
+
+
 def git_rows(model: CachedModel, tokenizer, task: str, commits: int, seed: int, count: int, shots: int, variant: str,
-             chat: bool, batch_size: int, cache=None, progress: bool = False) -> pl.DataFrame:
+             chat: bool, batch_size: int, cache=None, progress: bool = False, style: str = "lengthgen") -> pl.DataFrame:
+    """style "authors": their prompt bytes (a base prompt ends at `<start>`; a chat one is the user's
+    message alone, no system prompt); ours adds the newline and the system prompt."""
     lines = git.histories(commits, count, seed)
     prompts, golds = [], []
     for i, history in enumerate(lines):
         rng = np.random.default_rng([seed, commits, i, zlib.crc32(b"git-demonstrations")])
         others = [j for j in range(count) if j != i]
         demos = [lines[j] for j in rng.choice(others, size=min(shots, len(others)), replace=False)] if shots else []
-        prompts.append(model_text(tokenizer, git.prompt(history, task, demos, variant, chat), SYSTEM if chat else None))
+        prompts.append(git_prompt_text(tokenizer, history, task, demos, variant, chat, style))
         golds.append(git.answer(history, task))
-    lead = "<start>\n" if chat else ""
+    lead = "<start>\n" if chat else "\n" if style == "authors" else ""
     answers = [lead + "\n".join(g) + "\n<end>" for g in golds]
     answer_ids = [tokenizer(a, add_special_tokens=False).input_ids for a in answers]
     starts = [_line_starts(tokenizer, lead, g, ids) for g, ids in zip(golds, answer_ids)]
@@ -143,6 +153,7 @@ def predict_realistic(load_model, tokenizer, task: str, lengths: list[int], seed
                                    batch_size, cache, progress).with_columns(pl.lit("lorem").alias("task"))
             else:
                 frame = git_rows(model, tokenizer, task, length, seed, settings["samples"], settings["shots"],
-                                 settings["variant"], chat, batch_size, cache, progress)
+                                 settings["variant"], chat, batch_size, cache, progress,
+                                 settings.get("prompt", "lengthgen"))
             frames.append(frame.with_columns(pl.lit(seed).alias("seed")))
     return pl.concat(frames, how="diagonal")

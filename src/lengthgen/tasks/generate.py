@@ -22,10 +22,16 @@ their inputs exactly. The authors' (their `fromscratch/create_datasets.py` and
 - `pairs` (fine-tuning First/Last): (lowercase letter, digit) pairs, the query letter in 1-3 pair
   slots (never the first or last pair), other letters uniform (they may match it), 10% query-only
   variants (another letter of the same body asked); right = the digit of the query's pair, left =
-  the digit of the previous pair. The length is the number of pairs.
+  the digit of the previous pair. The length is the number of pairs. An example whose used
+  occurrence is the first pair is dropped (for both tasks of the pair): their left tasks read the
+  last pair's digit there, First and Last alike.
 - `letters_digits` (fine-tuning UL/UR, `S||c`): letters or digits with probability 1/2 each, the
   query a symbol that occurs once, with the neighbour its task needs.
 - `few_digits` (fine-tuning NF/NB): digit strings over 1-5 distinct digits.
+- `authors_in_context` (their in-context `retrieval/` and `copying/generate_data.py`): non-unique
+  retrieval as ours but with occurrences from the third symbol on; non-unique copy with their short
+  strings (about 4 distinct symbols at length 5, ours 2) and a pool of floor(n/3) symbols (ours
+  rounds).
 Unique copy is the same in both (symbols without replacement); from-scratch non-unique copy with
 `pool_fraction: null` is the authors' (uniform draws).
 """
@@ -68,7 +74,8 @@ MIN_LENGTH: dict[str, int] = {
 
 STYLE_MIN_LENGTH = {("unique_retrieval", "authors"): 2, ("nonunique_retrieval", "authors"): 3,
                     ("nonunique_retrieval", "pairs"): 3, ("unique_retrieval", "letters_digits"): 2,
-                    ("nonunique_copy", "few_digits"): 1}
+                    ("nonunique_copy", "few_digits"): 1, ("nonunique_retrieval", "authors_in_context"): 6,
+                    ("nonunique_copy", "authors_in_context"): 2}
 
 
 def style_of(settings: dict) -> str:
@@ -121,18 +128,25 @@ def _unique_retrieval(rng, n, settings, task):
     return context, query, [position]
 
 
-def _nonunique_retrieval(rng, n, settings, task):
+def _nonunique_retrieval(rng, n, settings, task, first: int = 1):
+    """Occurrences at non-adjacent positions first..n-2 (ours: from 1, every one with both neighbours)."""
     alphabet = settings["alphabet_size"]
     query = int(rng.integers(alphabet))
     context = _draw_without(rng, alphabet, query, n)
-    interior = n - 2  # positions 1..n-2 have both neighbours
+    interior = n - 1 - first  # positions first..n-2
     most = min(max(2, n // settings["occurrence_divisor"]), (interior + 1) // 2)
     count = int(rng.integers(2, most + 1))
     # Uniform non-adjacent subset: choose `count` of `interior - count + 1` slots, then spread them.
     slots = np.sort(rng.choice(interior - count + 1, size=count, replace=False))
-    positions = slots + np.arange(count) + 1
+    positions = slots + np.arange(count) + first
     context[positions] = query
     return context, query, positions.tolist()
+
+
+def _in_context_nonunique_retrieval(rng, n, settings, task):
+    """The authors' in-context generator (retrieval/generate_data.py): as ours, but occurrences drawn
+    from positions 2..n-2, so the first one is never the second symbol."""
+    return _nonunique_retrieval(rng, n, settings, task, first=2)
 
 
 def _unique_copy(rng, n, settings, task):
@@ -146,6 +160,22 @@ def _nonunique_copy(rng, n, settings, task):
     pool_size = max(1, min(alphabet, round(n * fraction), n // 2))
     pool = rng.choice(alphabet, size=pool_size, replace=False)
     sequence = np.concatenate([pool, pool, rng.choice(pool, size=n - 2 * pool_size)])
+    return rng.permutation(sequence), -1, []
+
+
+def _in_context_nonunique_copy(rng, n, settings, task):
+    """The authors' in-context generator (copying/generate_data.py). Up to 5 symbols: uniform draws,
+    and when all differ, the last made a copy of an earlier one (so about 4 distinct at length 5,
+    where ours has 2); longer: a pool of floor(n/3) symbols (at most n/2), each used twice, the rest
+    drawn from it, shuffled (ours rounds n/3: one symbol more at lengths 20 and 50)."""
+    alphabet = settings["alphabet_size"]
+    if n <= 5:
+        sequence = rng.integers(0, alphabet, size=n)
+        if len(set(sequence.tolist())) == n:
+            sequence[-1] = sequence[rng.integers(0, n - 1)]
+        return sequence, -1, []
+    pool = rng.choice(alphabet, size=min(n // 2, max(2, n // 3), alphabet), replace=False)
+    sequence = np.concatenate([pool, pool, rng.choice(pool, size=n - 2 * len(pool))])
     return rng.permutation(sequence), -1, []
 
 
@@ -179,8 +209,8 @@ def _pairs_retrieval(rng, n, settings, task):
         query = int(rng.choice(others)) if others else query
     context = np.stack([letters, digits], axis=1).reshape(-1)
     occurrences = np.flatnonzero(context == query).tolist()
-    if task.occurrence == "first" and occurrences[0] == 0:
-        return None  # no previous pair: their first_left read the last pair's digit (a bug)
+    if (occurrences[-1] if task.occurrence == "last" else occurrences[0]) == 0:
+        return None  # no previous pair: their *_left read the last pair's digit (a bug); mirrors drop it too
     return context, query, occurrences
 
 
@@ -211,9 +241,11 @@ GENERATORS = {
     ("nonunique_retrieval", "controlled"): _nonunique_retrieval,
     ("nonunique_retrieval", "authors"): _authors_nonunique_retrieval,
     ("nonunique_retrieval", "pairs"): _pairs_retrieval,
+    ("nonunique_retrieval", "authors_in_context"): _in_context_nonunique_retrieval,
     ("unique_copy", "controlled"): _unique_copy,
     ("nonunique_copy", "controlled"): _nonunique_copy,
     ("nonunique_copy", "few_digits"): _few_digits_copy,
+    ("nonunique_copy", "authors_in_context"): _in_context_nonunique_copy,
 }
 
 
