@@ -227,7 +227,8 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
     import polars as pl
 
     from lengthgen.mechanism.heads import head_scores
-    from lengthgen.mechanism.tables import heads_summary, heads_table, heads_verdicts, patching_table, patching_verdicts
+    from lengthgen.mechanism.tables import (heads_summary, heads_table, heads_verdicts, mechanism_pairs, patching_table,
+                                            patching_verdicts)
 
     model = backward_copier
     prompts = trained_prompts(SCRATCH_LAYOUT, 5, "backward", 50, 0, 16)
@@ -247,9 +248,12 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
     assert summary.row(0, named=True)["anti_induction_head"] == f"{headline[0]}.{headline[1]}"
     shown = (patching_table([tmp_path / "patching.parquet"]).group_by(["model", "direction", "condition"])
              .agg(pl.col("accuracy").mean(), pl.col("loss_change").mean()))
-    (heads_line,), (patching_line,) = heads_verdicts(summary), patching_verdicts(shown)
+    pairs = mechanism_pairs([tmp_path / "heads.parquet"], [tmp_path / "patching.parquet"])
+    (heads_line,), (patching_line,) = heads_verdicts(summary, pairs), patching_verdicts(shown, pairs)
     assert heads_line.endswith(": backward copies by anti-induction")
     assert patching_line.endswith(": backward copies by anti-induction")
+    backward = pairs.filter(pl.col("first") == "remove anti-induction, backward copies").row(0, named=True)
+    assert backward["significant"] and backward["pairs"] == 100 and backward["first_low"] > backward["second_high"]
 
 
 def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
@@ -276,7 +280,35 @@ def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
                               ("small", "forward", "none", 0.0, 0.0), ("small", "forward", "remove_induction", 0.0, 0.9),
                               ("small", "backward", "none", 0.0, 0.0),
                               ("small", "backward", "remove_anti_induction", 0.0, 0.04)]])
-    heads, patching = heads_verdicts(summary), patching_verdicts(shown)
+    def compared(model, measure, first, first_value, first_low, second_value, second_low, p, difference, verdict):
+        return {"model": model, "measure": measure, "first": first, "first_value": first_value, "first_low": first_low,
+                "first_high": first_value + 0.05, "second_value": second_value, "second_low": second_low,
+                "second_high": second_value + 0.05, "p": p, "significant": p < 0.05, "difference": difference,
+                "verdict": verdict}
+
+    pairs = pl.DataFrame([
+        compared("positional", "best head score", "induction head 3.1", 0.12, 0.10, 0.25, 0.21, 0.001, -0.13,
+                 "anti-induction above induction (p = 0.001)"),
+        compared("positional", "loss change", "remove induction, forward copies", 2.8, 2.5, 0.001, -0.01, 1e-6, 2.8,
+                 "removing induction costs forward copies more (p = 1e-06)"),
+        compared("positional", "loss", "remove induction, forward copies", 2.8, 2.5, 0.0, 0.0, 1e-6, 2.8,
+                 "raises the loss (p = 1e-06)"),
+        compared("positional", "loss", "remove anti-induction, backward copies", 0.001, -0.01, 0.0, 0.0, 0.6, 0.001,
+                 "not distinguishable from noise (p = 0.6)"),
+        compared("small", "best head score", "induction head 2.3", 0.27, 0.22, 0.05, 0.03, 1e-4, 0.22,
+                 "induction above anti-induction (p = 0.0001)"),
+        compared("small", "loss change", "remove induction, forward copies", 0.9, 0.7, 0.04, 0.0, 1e-4, 0.86,
+                 "removing induction costs forward copies more (p = 0.0001)"),
+        compared("small", "loss", "remove induction, forward copies", 0.9, 0.7, 0.0, 0.0, 1e-4, 0.9, "raises the loss"),
+        compared("small", "loss", "remove anti-induction, backward copies", 0.04, 0.0, 0.0, 0.0, 0.01, 0.04,
+                 "raises the loss")])
+    heads, patching = heads_verdicts(summary, pairs), patching_verdicts(shown, pairs)
     assert heads[0].endswith("backward copies not by anti-induction (by position: before-occurrence 0.77)")
     assert patching[0].endswith(": backward copies not by anti-induction")
-    assert heads[1].endswith(": induction over anti-induction") and patching[1].endswith(": induction over anti-induction")
+    assert heads[1].endswith(": induction above anti-induction (p = 0.0001)")
+    assert patching[1].endswith(": removing induction costs forward copies more (p = 0.0001)")
+    # The same comparison without the paired test's support is noise in both tables, never a finding.
+    noise = pairs.with_columns(pl.when(pl.col("model") == "small").then(pl.lit("not distinguishable from noise (p = 0.3)"))
+                               .otherwise(pl.col("verdict")).alias("verdict"))
+    assert heads_verdicts(summary, noise)[1].endswith(": not distinguishable from noise (p = 0.3)")
+    assert patching_verdicts(shown, noise)[1].endswith(": not distinguishable from noise (p = 0.3)")

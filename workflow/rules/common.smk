@@ -90,6 +90,7 @@ TABLES_MADE = {
     "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
     "heads": ("heads_table", "5 Mechanism", lambda: mechanism_enabled()),
     "patching": ("patching_table", "5 Mechanism", lambda: mechanism_enabled()),
+    "mechanism_pairs": ("mechanism_pairs", "5 Mechanism", lambda: mechanism_enabled()),
     "realistic": ("realistic_table", "6 Realistic tasks", lambda: realistic_enabled()),
     "realistic_pairs": ("realistic_pairs", "6 Realistic tasks", lambda: realistic_enabled()),
 }

@@ -22,9 +22,26 @@ rule mechanism:
         "../scripts/mechanism.py"
 
 
+rule mechanism_pairs:
+    input:
+        heads=mechanism_outputs("heads"),
+        patching=mechanism_outputs("patching"),
+    output:
+        **table_outputs("mechanism_pairs"),
+    params:
+        section={"mechanism": config["mechanism"], "seeds": config["seeds"]},
+    log:
+        log_path("mechanism_pairs"),
+    run:
+        from lengthgen.mechanism.tables import write_mechanism_pairs
+
+        write_mechanism_pairs(input.heads, input.patching, params.section, output)
+
+
 rule heads_table:
     input:
-        mechanism_outputs("heads"),
+        heads=mechanism_outputs("heads"),
+        pairs=rules.mechanism_pairs.output.parquet,
     output:
         **table_outputs("heads"),
     params:
@@ -34,12 +51,13 @@ rule heads_table:
     run:
         from lengthgen.mechanism.tables import write_heads_table
 
-        write_heads_table(input, params.section, output)
+        write_heads_table(input.heads, input.pairs, params.section, output)
 
 
 rule patching_table:
     input:
-        mechanism_outputs("patching"),
+        patching=mechanism_outputs("patching"),
+        pairs=rules.mechanism_pairs.output.parquet,
     output:
         **table_outputs("patching"),
     params:
@@ -49,4 +67,4 @@ rule patching_table:
     run:
         from lengthgen.mechanism.tables import write_patching_table
 
-        write_patching_table(input, params.section, output)
+        write_patching_table(input.patching, input.pairs, params.section, output)

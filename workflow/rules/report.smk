@@ -20,6 +20,7 @@ localrules:
     figure_mechanism,
     heads_table,
     patching_table,
+    mechanism_pairs,
     realistic_table,
     realistic_pairs,
     figure_realistic,

@@ -12,14 +12,15 @@ import torch
 from tqdm.auto import tqdm
 
 from ..runtime import input_device
-from .heads import SCORES, head_scores
-from .patching import patching
+from .heads import SCORES, prompt_head_scores
+from .patching import measure, patching
 from .prompts import CopyPrompts
 
 if TYPE_CHECKING:
     import polars as pl
 
 DIRECTIONS = ("forward", "backward")
+PER_PROMPT = ("induction", "anti_induction")  # the scores whose per-prompt values the tables compare
 
 
 @torch.no_grad()
@@ -37,7 +38,10 @@ def copy_accuracy(model, prompts: CopyPrompts, batch_size: int = 32) -> float:
 def analyse(model, make_prompts: Callable[[int, str, int], CopyPrompts], lengths: list[int], seeds: list[int],
             ablate: int, batch_size: int = 32, progress: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(heads, patching): per (direction, length, seed), every head's scores with the prompt set's
-    teacher-forced copy accuracy, and the accuracy and loss under each patching condition."""
+    teacher-forced copy accuracy, and the accuracy and loss under each patching condition; with the
+    per-prompt values the tables' intervals and paired tests read (lists, in prompt order: prompt i
+    of a forward and a backward set copies the same letters). The clean run is one pass: head
+    scores, copy accuracy and the unpatched condition read its attention and logits."""
     import polars as pl
 
     model.eval()
@@ -45,15 +49,28 @@ def analyse(model, make_prompts: Callable[[int, str, int], CopyPrompts], lengths
     grid = [(d, n, s) for s in seeds for n in lengths for d in DIRECTIONS]
     for direction, length, seed in tqdm(grid, disable=not progress, desc="mechanism", unit="set"):
         prompts = make_prompts(length, direction, seed)
-        scores = head_scores(model, prompts, batch_size)
-        accuracy = copy_accuracy(model, prompts, batch_size)
+        clean = {"correct": [], "losses": [], "hits": 0, "tokens": 0}
+
+        def read(logits, ids, prompts=prompts, clean=clean):
+            correct, loss = measure(logits, prompts, ids)
+            clean["correct"] += correct
+            clean["losses"] += loss
+            predicted = logits[:, prompts.scored].argmax(-1)
+            clean["hits"] += int((predicted == ids[:, prompts.scored + 1].to(predicted.device)).sum())
+            clean["tokens"] += predicted.numel()
+
+        per_prompt = prompt_head_scores(model, prompts, batch_size, read)
+        scores = {name: values.mean(0) for name, values in per_prompt.items()}
+        accuracy = clean["hits"] / clean["tokens"]
         layers, count = scores["induction"].shape
         for layer in range(layers):
             for head in range(count):
                 heads.append({"direction": direction, "length": length, "seed": seed, "layer": layer, "head": head,
                               **{name: float(scores[name][layer, head]) for name in SCORES},
+                              **{f"{name}_per_prompt": per_prompt[name][:, layer, head].tolist() for name in PER_PROMPT},
                               "copy_accuracy": accuracy})
-        for condition, measured in patching(model, prompts, scores, ablate, batch_size).items():
+        measured = patching(model, prompts, scores, ablate, batch_size, clean=(clean["correct"], clean["losses"]))
+        for condition, result in measured.items():
             conditions.append({"direction": direction, "length": length, "seed": seed, "condition": condition,
-                               **measured})
+                               **result})
     return pl.DataFrame(heads), pl.DataFrame(conditions)

@@ -40,18 +40,25 @@ def score_edges(prompts: CopyPrompts) -> dict[str, list[tuple[int, int]]]:
 
 
 @torch.no_grad()
-def head_scores(model, prompts: CopyPrompts, batch_size: int = 32) -> dict[str, np.ndarray]:
-    """(layers, heads) arrays of each score, from the weights the model's attention computes."""
-    device, sums, count = input_device(model), None, 0
+def prompt_head_scores(model, prompts: CopyPrompts, batch_size: int = 32, read_logits=None) -> dict[str, np.ndarray]:
+    """(prompts, layers, heads) arrays of each score, from the weights the model's attention
+    computes; `read_logits(logits, ids)`, if given, is called with each batch's logits (the clean
+    run's measures come from the same pass)."""
+    device, parts = input_device(model), []
     edges = score_edges(prompts)
     for start in range(0, len(prompts.ids), batch_size):
         batch = prompts.ids[start:start + batch_size].to(device)
         with patched(model, Plan(record_weights=True)) as plan:
-            model(input_ids=batch)
+            logits = model(input_ids=batch).logits
+        if read_logits is not None:
+            read_logits(logits, batch)
         layers = [plan.weights[layer].float() for layer in sorted(plan.weights)]
-        part = {name: torch.stack([w[:, :, [q for q, _ in pairs], [k for _, k in pairs]].mean(-1).sum(0)
-                                   for w in layers]).cpu()
-                for name, pairs in edges.items() if pairs}
-        sums = part if sums is None else {name: sums[name] + part[name] for name in part}
-        count += len(batch)
-    return {name: (values / count).numpy() for name, values in sums.items()}
+        parts.append({name: torch.stack([w[:, :, [q for q, _ in pairs], [k for _, k in pairs]].mean(-1) for w in layers],
+                                        dim=1).cpu()
+                      for name, pairs in edges.items() if pairs})
+    return {name: torch.cat([part[name] for part in parts]).numpy() for name in parts[0]}
+
+
+def head_scores(model, prompts: CopyPrompts, batch_size: int = 32) -> dict[str, np.ndarray]:
+    """(layers, heads) arrays of each score: the mean over prompts."""
+    return {name: values.mean(0) for name, values in prompt_head_scores(model, prompts, batch_size).items()}

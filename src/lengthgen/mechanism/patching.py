@@ -42,7 +42,7 @@ def anti_induction_edges(prompts: CopyPrompts) -> list[tuple[int, int]]:
     return [(prompts.copy_start + k, prompts.occurrence(k)) for k in range(prompts.length)]
 
 
-def _measure(logits: torch.Tensor, prompts: CopyPrompts, ids: torch.Tensor) -> tuple[list[bool], list[float]]:
+def measure(logits: torch.Tensor, prompts: CopyPrompts, ids: torch.Tensor) -> tuple[list[bool], list[float]]:
     positions = prompts.scored
     predicted = logits[:, positions].float()
     labels = ids[:, positions + 1].to(predicted.device)
@@ -59,10 +59,14 @@ def top_heads(scores: np.ndarray, k: int) -> set[tuple[int, int]]:
 
 @torch.no_grad()
 def patching(model, prompts: CopyPrompts, scores: dict[str, np.ndarray], ablate: int, batch_size: int = 32,
-             function=edge_attention) -> dict[str, dict[str, float]]:
-    """Per condition: accuracy and mean cross-entropy over the prompts."""
+             function=edge_attention, clean: tuple[list[bool], list[float]] | None = None) -> dict[str, dict]:
+    """Per condition: accuracy and mean cross-entropy over the prompts, and each prompt's own
+    (`correct`, `losses`: what the intervals and paired tests read). `clean`: the unpatched run's
+    per-prompt (correct, loss), when a pass already made them (it is not run again)."""
     device = input_device(model)
     results = {c: ([], []) for c in CONDITIONS}
+    if clean is not None:
+        results["none"] = (list(clean[0]), list(clean[1]))
     off = {"ablate_induction_heads": top_heads(scores["induction"], ablate),
            "ablate_anti_induction_heads": top_heads(scores["anti_induction"], ablate)}
     for start in range(0, len(prompts.ids), batch_size):
@@ -70,7 +74,7 @@ def patching(model, prompts: CopyPrompts, scores: dict[str, np.ndarray], ablate:
         with patched(model, Plan(record_states=True, value_edges=corruption_edges(prompts)), function) as corrupted:
             model(input_ids=ids)
         plans = {
-            "none": Plan(),
+            **({} if clean is not None else {"none": Plan()}),
             "remove_induction": Plan(key_edges=induction_edges(prompts), replacement_keys=corrupted.keys),
             "remove_anti_induction": Plan(value_edges=anti_induction_edges(prompts),
                                           replacement_values=corrupted.values),
@@ -79,8 +83,8 @@ def patching(model, prompts: CopyPrompts, scores: dict[str, np.ndarray], ablate:
         for condition, plan in plans.items():
             with patched(model, plan, function):
                 logits = model(input_ids=ids).logits
-            correct, loss = _measure(logits, prompts, ids)
+            correct, loss = measure(logits, prompts, ids)
             results[condition][0].extend(correct)
             results[condition][1].extend(loss)
-    return {c: {"accuracy": float(np.mean(correct)), "loss": float(np.mean(loss))}
+    return {c: {"accuracy": float(np.mean(correct)), "loss": float(np.mean(loss)), "correct": correct, "losses": loss}
             for c, (correct, loss) in results.items()}

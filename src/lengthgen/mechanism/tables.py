@@ -6,6 +6,8 @@ import polars as pl
 
 from ..results.provenance import collect
 from ..results.tables import to_markdown, write_table
+from ..stats import bootstrap_mean, interval_text, paired_comparison, wilson
+from .analyse import PER_PROMPT
 from .heads import SCORES
 
 STRONG = 0.2  # a head "counts" as an induction / anti-induction head above this mean attention
@@ -14,21 +16,36 @@ USED = 0.5  # a circuit carries a copy when removing its edges raises the copy's
 CIRCUIT = {"forward": "induction", "backward": "anti-induction"}
 
 
-def verdict(carried: dict[str, bool], induction_first: bool) -> str:
+def verdict(carried: dict[str, bool], comparison: str) -> str:
     """The words both tables end each model's line with, so the two can be compared: for each
     direction the model copies, whether that direction's circuit carries the copy; for a model that
-    copies neither (a small pretrained one), which circuit comes first, the paper's comparison."""
+    copies neither (a small pretrained one), the paper's comparison with its paired test."""
     if carried:
         return "; ".join(f"{d} copies {'by' if by else 'not by'} {CIRCUIT[d]}" for d, by in carried.items())
-    return "induction over anti-induction" if induction_first else "anti-induction over induction"
+    return comparison
+
+
+def _pair(pairs: pl.DataFrame, model: str, measure: str, first_starts: str = "") -> dict:
+    rows = pairs.filter((pl.col("model") == model) & (pl.col("measure") == measure)
+                        & pl.col("first").str.starts_with(first_starts))
+    return rows.row(0, named=True)
 
 
 def heads_table(paths) -> pl.DataFrame:
-    """Per (model, direction, length, layer, head): each score, mean over seeds, and the prompt
-    set's teacher-forced copy accuracy."""
+    """Per (model, direction, length, layer, head): each score, mean over seeds, the 95% interval of
+    the induction and anti-induction scores over prompts, and the prompt set's teacher-forced copy
+    accuracy."""
     frame = pl.concat([pl.read_parquet(p) for p in paths])
-    return (frame.group_by(["model", "direction", "length", "layer", "head"], maintain_order=True)
-            .agg(*(pl.col(s).mean() for s in SCORES), pl.col("copy_accuracy").mean(), pl.len().alias("seeds")))
+    keys = ["model", "direction", "length", "layer", "head"]
+    table = frame.group_by(keys, maintain_order=True).agg(
+        *(pl.col(s).mean() for s in SCORES), pl.col("copy_accuracy").mean(), pl.len().alias("seeds"),
+        *(pl.col(f"{s}_per_prompt").explode().alias(f"_{s}") for s in PER_PROMPT if f"{s}_per_prompt" in frame.columns))
+    for score in PER_PROMPT:
+        if f"_{score}" in table.columns:
+            bounds = [bootstrap_mean(values) for values in table[f"_{score}"].to_list()]
+            table = table.with_columns(pl.Series(f"{score}_low", [b[0] for b in bounds]),
+                                       pl.Series(f"{score}_high", [b[1] for b in bounds])).drop(f"_{score}")
+    return table
 
 
 def heads_summary(table: pl.DataFrame) -> pl.DataFrame:
@@ -57,31 +74,35 @@ def heads_summary(table: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def heads_verdicts(summary: pl.DataFrame) -> list[str]:
-    """Per model, from attention alone: a direction it copies is carried by its circuit when that
-    circuit has a head above STRONG (and, backward, attends to the occurrence more than a positional
-    head attends before it); otherwise induction against anti-induction."""
+def heads_verdicts(summary: pl.DataFrame, pairs: pl.DataFrame) -> list[str]:
+    """Per model, from attention alone: a direction it copies is carried by its circuit when the
+    best head of that circuit is above STRONG with its whole 95% interval (and, backward, attends
+    to the occurrence more than a positional head attends before it); otherwise induction against
+    anti-induction on the same prompts, with the paired test's verdict."""
     lines = []
     for r in summary.iter_rows(named=True):
+        compared = _pair(pairs, r["model"], "best head score")
         carried = {}
         if r["forward_copy_accuracy"] >= COPIES:
-            carried["forward"] = r["best_induction"] > STRONG
+            carried["forward"] = compared["first_low"] > STRONG
         if r["backward_copy_accuracy"] >= COPIES:
-            carried["backward"] = (r["best_anti_induction"] > STRONG
+            carried["backward"] = (compared["second_low"] > STRONG
                                    and r["best_anti_induction"] >= r["best_before_occurrence"])
         by_position = ("backward" in carried and not carried["backward"]
                        and r["best_before_occurrence"] > r["best_anti_induction"])
-        lines.append(f"- {r['model']}: induction {r['best_induction']:.2f} (head {r['induction_head']}) vs "
-                     f"anti-induction {r['best_anti_induction']:.2f} (head {r['anti_induction_head']}): "
-                     + verdict(carried, r["best_induction"] > r["best_anti_induction"])
+        lines.append(f"- {r['model']}: induction {compared['first_value']:.2f} "
+                     f"{interval_text(compared['first_low'], compared['first_high'])} (head {r['induction_head']}) vs "
+                     f"anti-induction {compared['second_value']:.2f} "
+                     f"{interval_text(compared['second_low'], compared['second_high'])} (head "
+                     f"{r['anti_induction_head']}): " + verdict(carried, compared["verdict"])
                      + (f" (by position: before-occurrence {r['best_before_occurrence']:.2f})" if by_position else ""))
     return lines
 
 
-def write_heads_table(paths, section: dict, outputs) -> None:
+def write_heads_table(paths, pairs_path, section: dict, outputs) -> None:
     provenance, table = collect(section), heads_table(paths)
     summary = heads_summary(table)
-    verdicts = heads_verdicts(summary)
+    verdicts = heads_verdicts(summary, pl.read_parquet(pairs_path))
     markdown = ("# Mechanism: attention heads on copy prompts\n\n"
                 "Mean attention (over prompts, copy positions, lengths and seeds) of the best head: induction "
                 "(to the token after the earlier occurrence, on forward copies) and anti-induction (to the earlier "
@@ -89,41 +110,116 @@ def write_heads_table(paths, section: dict, outputs) -> None:
                 f"remove_anti_induction patches); heads above {STRONG}; before-occurrence (to the token before "
                 "the occurrence, on backward copies: where a model copying backward by position attends, not a "
                 "circuit of content); teacher-forced copy accuracy (share of copied tokens ranked first).\n\n"
-                + to_markdown(summary) + "\n" + "\n".join(verdicts) + "\n\n"
+                + to_markdown(summary) + "\nEach line: the best heads' mean scores with 95% intervals over prompts, "
+                "and for a model that copies neither direction, induction against anti-induction on the same "
+                "prompts (paired permutation test; `mechanism_pairs.md`).\n\n" + "\n".join(verdicts) + "\n\n"
                 f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
     write_table(table, outputs, provenance, markdown=markdown)
 
 
 def patching_table(paths) -> pl.DataFrame:
-    """Per (model, direction, length, condition): accuracy and loss, mean over seeds, and the change
-    from the unpatched run."""
+    """Per (model, direction, length, condition): accuracy and loss, mean over seeds, the change from
+    the unpatched run, and 95% intervals over prompts (Wilson for the accuracy, a bootstrap for the
+    loss and for each prompt's own loss change)."""
     frame = pl.concat([pl.read_parquet(p) for p in paths])
-    table = frame.group_by(["model", "direction", "length", "condition"], maintain_order=True).agg(
-        pl.col("accuracy").mean(), pl.col("loss").mean(), pl.len().alias("seeds"))
+    keys = ["model", "direction", "length"]
+    table = frame.group_by([*keys, "condition"], maintain_order=True).agg(
+        pl.col("accuracy").mean(), pl.col("loss").mean(), pl.len().alias("seeds"),
+        pl.col("correct").explode().alias("_correct"), pl.col("losses").explode().alias("_losses"))
     clean = table.filter(pl.col("condition") == "none").select(
-        "model", "direction", "length", pl.col("accuracy").alias("_a"), pl.col("loss").alias("_l"))
-    return (table.join(clean, on=["model", "direction", "length"])
-            .with_columns((pl.col("accuracy") - pl.col("_a")).alias("accuracy_change"),
-                          (pl.col("loss") - pl.col("_l")).alias("loss_change")).drop("_a", "_l"))
+        *keys, pl.col("accuracy").alias("_a"), pl.col("loss").alias("_l"), pl.col("_losses").alias("_clean"))
+    table = (table.join(clean, on=keys)
+             .with_columns((pl.col("accuracy") - pl.col("_a")).alias("accuracy_change"),
+                           (pl.col("loss") - pl.col("_l")).alias("loss_change")))
+    bounds = {"accuracy": [wilson(sum(c), len(c)) for c in table["_correct"].to_list()],
+              "loss": [bootstrap_mean(v) for v in table["_losses"].to_list()],
+              "loss_change": [bootstrap_mean([a - b for a, b in zip(v, c)])
+                              for v, c in zip(table["_losses"].to_list(), table["_clean"].to_list())]}
+    for name, pairs in bounds.items():
+        table = table.with_columns(pl.Series(f"{name}_low", [b[0] for b in pairs]),
+                                   pl.Series(f"{name}_high", [b[1] for b in pairs]))
+    return table.drop("_a", "_l", "_clean", "_correct", "_losses")
 
 
-def patching_verdicts(shown: pl.DataFrame) -> list[str]:
+# -- paired comparisons ---------------------------------------------------------------------------
+def _per_prompt(rows: pl.DataFrame, column: str) -> dict[tuple, float]:
+    """Each prompt's value, keyed by (length, seed, prompt index): prompt i of a forward and a
+    backward set copies the same letters, so the keys pair them."""
+    return {(r["length"], r["seed"], i): v for r in rows.iter_rows(named=True) for i, v in enumerate(r[column])}
+
+
+def _compare(model, first, second, measure, a: dict, b: dict, above, below) -> dict:
+    keys = sorted(set(a) & set(b))
+    return {"model": model, "first": first, "second": second, "measure": measure,
+            **paired_comparison([a[k] for k in keys], [b[k] for k in keys], False, above=above, below=below)}
+
+
+def _losses(patching: pl.DataFrame, direction: str, condition: str) -> dict[tuple, float]:
+    return _per_prompt(patching.filter((pl.col("direction") == direction) & (pl.col("condition") == condition)),
+                       "losses")
+
+
+def mechanism_pairs(heads_paths, patching_paths) -> pl.DataFrame:
+    """Per model, on the same prompts: its best induction head (on forward copies) against its best
+    anti-induction head (on backward copies), the heads chosen by their mean score; the loss that
+    removing induction edges adds to forward copies against the loss removing anti-induction edges
+    adds to backward copies; and for each direction whether removing its own circuit's edges raises
+    its loss at all (paired sign-flip permutation tests, 95% bootstrap intervals)."""
+    heads = pl.concat([pl.read_parquet(p) for p in heads_paths])
+    patching = pl.concat([pl.read_parquet(p) for p in patching_paths])
+    rows = []
+    for (model,), of_model in heads.group_by(["model"], maintain_order=True):
+        best = {}
+        for direction, score in (("forward", "induction"), ("backward", "anti_induction")):
+            rows_of = of_model.filter(pl.col("direction") == direction)
+            top = (rows_of.group_by(["layer", "head"]).agg(pl.col(score).mean()).sort([score, "layer", "head"])
+                   .row(-1, named=True))
+            head = rows_of.filter((pl.col("layer") == top["layer"]) & (pl.col("head") == top["head"]))
+            best[score] = (f"{score.replace('_', '-')} head {top['layer']}.{top['head']}",
+                           _per_prompt(head, f"{score}_per_prompt"))
+        rows.append(_compare(model, best["induction"][0], best["anti_induction"][0], "best head score",
+                             best["induction"][1], best["anti_induction"][1], "induction above anti-induction",
+                             "anti-induction above induction"))
+        removed = patching.filter(pl.col("model") == model)
+        change = {d: {k: v - _losses(removed, d, "none")[k] for k, v in _losses(removed, d, c).items()}
+                  for d, c in (("forward", "remove_induction"), ("backward", "remove_anti_induction"))}
+        rows.append(_compare(model, "remove induction, forward copies", "remove anti-induction, backward copies",
+                             "loss change", change["forward"], change["backward"],
+                             "removing induction costs forward copies more",
+                             "removing anti-induction costs backward copies more"))
+        for direction, condition in (("forward", "remove_induction"), ("backward", "remove_anti_induction")):
+            rows.append(_compare(model, f"remove {CIRCUIT[direction]}, {direction} copies",
+                                 f"unpatched, {direction} copies", "loss", _losses(removed, direction, condition),
+                                 _losses(removed, direction, "none"), "raises the loss", "lowers the loss"))
+    return pl.DataFrame(rows, schema_overrides={"p": pl.Float64})
+
+
+def write_mechanism_pairs(heads_paths, patching_paths, section: dict, outputs) -> None:
+    write_table(mechanism_pairs(heads_paths, patching_paths), outputs, collect(section),
+                title="Mechanism: induction against anti-induction on the same prompts (95% intervals, paired tests)")
+
+
+def patching_verdicts(shown: pl.DataFrame, pairs: pl.DataFrame) -> list[str]:
     """Per model, in the heads table's words: a direction it copies (clean accuracy at least COPIES)
-    is carried by its circuit when removing that circuit's edges costs the copy more than USED in
-    loss; for a model that copies neither, whose removal costs its own direction more."""
+    is carried by its circuit when removing that circuit's edges raises the copy's loss by more than
+    USED, and significantly (paired test); for a model that copies neither, whose removal costs its
+    own direction more, on the same prompts."""
     lines = []
     for (model,), rows in shown.group_by(["model"], maintain_order=True):
         measured = {(r["direction"], r["condition"]): r for r in rows.iter_rows(named=True)}
-        cost = {"forward": measured[("forward", "remove_induction")]["loss_change"],
-                "backward": measured[("backward", "remove_anti_induction")]["loss_change"]}
-        carried = {d: cost[d] > USED for d in CIRCUIT if measured[(d, "none")]["accuracy"] >= COPIES}
-        lines.append(f"- {model}: removing induction edges costs forward copies {cost['forward']:+.2f}, removing "
-                     f"anti-induction edges costs backward copies {cost['backward']:+.2f}: "
-                     + verdict(carried, cost["forward"] > cost["backward"]))
+        own = {d: _pair(pairs, model, "loss", f"remove {CIRCUIT[d]}") for d in CIRCUIT}
+        carried = {d: own[d]["difference"] > USED and own[d]["significant"]
+                   for d in CIRCUIT if measured[(d, "none")]["accuracy"] >= COPIES}
+        compared = _pair(pairs, model, "loss change")
+        lines.append(f"- {model}: removing induction edges costs forward copies {compared['first_value']:+.2f} "
+                     f"{interval_text(compared['first_low'], compared['first_high'])}, removing anti-induction edges "
+                     f"costs backward copies {compared['second_value']:+.2f} "
+                     f"{interval_text(compared['second_low'], compared['second_high'])}: "
+                     + verdict(carried, compared["verdict"]))
     return lines
 
 
-def write_patching_table(paths, section: dict, outputs) -> None:
+def write_patching_table(paths, pairs_path, section: dict, outputs) -> None:
     provenance, table = collect(section), patching_table(paths)
     shown = (table.group_by(["model", "direction", "condition"], maintain_order=True)
              .agg(pl.col("accuracy").mean(), pl.col("loss").mean(), pl.col("loss_change").mean()))
@@ -132,6 +228,8 @@ def write_patching_table(paths, section: dict, outputs) -> None:
                 "occurrence; remove_anti_induction: the corrupted value of the occurrence itself (corrupted: "
                 "previous-token information removed from the prefix). ablate_*: the top heads by each score "
                 "zeroed. accuracy: every copied token ranked first; loss: mean cross-entropy.\n\n"
-                + to_markdown(shown) + "\n" + "\n".join(patching_verdicts(shown)) + "\n\n"
+                + to_markdown(shown) + "\nEach line: the loss each removal adds, mean over prompts with its 95% "
+                "interval, and the paired test on the same letters (`mechanism_pairs.md`).\n\n"
+                + "\n".join(patching_verdicts(shown, pl.read_parquet(pairs_path))) + "\n\n"
                 f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
     write_table(table, outputs, provenance, markdown=markdown)
