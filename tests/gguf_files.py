@@ -8,7 +8,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 SPECIAL = ["<|endoftext|>", "<|pad|>"]
-MERGES = ["Ġ a", "Ġ b", "a b"]
+MERGES = [f"Ġ {letter}" for letter in "abcdefghijklmnopqrstuvwxyz"] + ["a b"]  # " a" one token, as in a BPE LM
 
 
 def byte_spellings() -> list[str]:

@@ -227,8 +227,14 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
     import polars as pl
 
     from lengthgen.mechanism.heads import head_scores
-    from lengthgen.mechanism.tables import (heads_summary, heads_table, heads_verdicts, mechanism_pairs, patching_table,
-                                            patching_verdicts)
+    from lengthgen.mechanism.tables import (
+        heads_summary,
+        heads_table,
+        heads_verdicts,
+        mechanism_pairs,
+        patching_table,
+        patching_verdicts,
+    )
 
     model = backward_copier
     prompts = trained_prompts(SCRATCH_LAYOUT, 5, "backward", 50, 0, 16)

@@ -1,5 +1,5 @@
 """Adapter: fine-tune one registry model on one task (one seed)."""
-from lengthgen.config import model_entry
+from lengthgen.config import job_model_entry
 from lengthgen.engine.run import write_history
 from lengthgen.finetune.train import finetune_model
 from lengthgen.runtime import start_job
@@ -8,6 +8,6 @@ from lengthgen.tasks import get_task
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
-entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
+entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
 summary = finetune_model(entry, get_task(w.task), seed, section, snakemake.output.model, snakemake.params.checkpoint_dir)
 write_history(summary, snakemake.output.history, section, seed, device, dict(w))

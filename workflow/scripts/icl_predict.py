@@ -2,7 +2,7 @@
 import polars as pl
 import pyarrow.parquet as pq
 
-from lengthgen.config import model_entry
+from lengthgen.config import job_model_entry
 from lengthgen.icl.cache import PredictionCache
 from lengthgen.icl.predict import predict_files
 from lengthgen.icl.prompts import symbol_separator
@@ -14,7 +14,7 @@ from lengthgen.runtime import start_job
 
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
-entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
+entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
 tokenizer = load_tokenizer(entry)

@@ -1,7 +1,7 @@
 """Adapter: one model on one realistic task (lorem-ipsum echo, git revert or cherry-pick), every length and seed."""
 import polars as pl
 
-from lengthgen.config import model_entry
+from lengthgen.config import job_model_entry
 from lengthgen.icl.cache import PredictionCache
 from lengthgen.models.registry import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
@@ -12,7 +12,7 @@ from lengthgen.runtime import start_job
 
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
-entry = model_entry(w.model, {**section["model"], "path": snakemake.input.get("model", section["model"]["path"])})
+entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
 settings = section["settings"]

@@ -129,6 +129,12 @@ def model_entry(name: str, spec: dict, search=(".",)):
     return ModelEntry.from_config(name, spec, search)
 
 
+def job_model_entry(name: str, spec: dict, model_input: str | None):
+    """The registry entry a job loads: its `model` input (a local directory, a GGUF conversion)
+    where it has one, else the entry's own path (a hub id)."""
+    return model_entry(name, {**spec, "path": model_input or spec.get("path")})
+
+
 def validate_config(config: dict, schema: dict | None = None, check_availability: bool = True,
                     search=(".",)) -> dict:
     """Return a validated copy of `config` with schema defaults filled in, or raise ConfigError.
