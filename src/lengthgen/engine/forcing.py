@@ -99,14 +99,15 @@ def _batch(model, tokenizer, items: list[ForcedItem]) -> list[Forced]:
                 position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(device), logits_to_keep=longest + 1,
                 use_cache=shared)
     # logits[:, k] predicts the token at column width + k: answer token k, or (k = len) the one after it.
-    log_probs = torch.log_softmax(out.logits.float(), dim=-1)
-    top = log_probs.argmax(-1).cpu()
+    # Read row by row: a batch's log-probabilities over a 50,000-token vocabulary take gigabytes at once.
+    top = out.logits.argmax(-1).cpu()
     results = []
     for row, item in enumerate(items):
-        span = log_probs[row, :len(item.answer)]
-        target = torch.tensor(item.answer, dtype=torch.long, device=span.device)
-        results.append(Forced(top[row, :len(item.answer)].tolist(), span.gather(1, target[:, None])[:, 0].tolist(),
-                              {(k, t): float(log_probs[row, k, t].exp()) for k, t in item.asked}))
+        log_probs = torch.log_softmax(out.logits[row, :len(item.answer) + 1].float(), dim=-1)
+        target = torch.tensor(item.answer, dtype=torch.long, device=log_probs.device)
+        results.append(Forced(top[row, :len(item.answer)].tolist(),
+                              log_probs[:len(item.answer)].gather(1, target[:, None])[:, 0].tolist(),
+                              {(k, t): float(log_probs[k, t].exp()) for k, t in item.asked}))
     if decoding:
         _decode(model, tokenizer, items, results, top, ids, mask, out.past_key_values if shared else None, width)
     return results
