@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..results.files import read_frame
 from ..results.provenance import collect
 from ..results.tables import to_markdown, write_table
 from .heads import SCORES
@@ -26,7 +27,7 @@ def verdict(carried: dict[str, bool], induction_first: bool) -> str:
 def heads_table(paths) -> pl.DataFrame:
     """Per (model, direction, length, layer, head): each score, mean over seeds, and the prompt
     set's teacher-forced copy accuracy."""
-    frame = pl.concat([pl.read_parquet(p) for p in paths])
+    frame = pl.concat([read_frame(p) for p in paths])
     return (frame.group_by(["model", "direction", "length", "layer", "head"], maintain_order=True)
             .agg(*(pl.col(s).mean() for s in SCORES), pl.col("copy_accuracy").mean(), pl.len().alias("seeds")))
 
@@ -97,7 +98,7 @@ def write_heads_table(paths, section: dict, outputs) -> None:
 def patching_table(paths) -> pl.DataFrame:
     """Per (model, direction, length, condition): accuracy and loss, mean over seeds, and the change
     from the unpatched run."""
-    frame = pl.concat([pl.read_parquet(p) for p in paths])
+    frame = pl.concat([read_frame(p) for p in paths])
     table = frame.group_by(["model", "direction", "length", "condition"], maintain_order=True).agg(
         pl.col("accuracy").mean(), pl.col("loss").mean(), pl.len().alias("seeds"))
     clean = table.filter(pl.col("condition") == "none").select(
