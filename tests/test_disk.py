@@ -3,14 +3,22 @@ verified, results are readable by the group, and `lengthgen verify` finds each f
 
 import subprocess
 import sys
+import warnings
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
 
+from lengthgen.icl.cache import DamagedShardWarning, PredictionCache
+from lengthgen.icl.predict import predict_files
 from lengthgen.lengthbins.evaluate import evaluate_bins
 from lengthgen.lengthbins.table import read_evals
 from lengthgen.results.files import DamagedFile, read_frame
-from lengthgen.tasks import TASKS
-from lengthgen.tasks.generate import write_data_file
+from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.tasks import TASKS, LengthBin
+from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file
 from lengthgen.tasks.theory_check import data_set
 
@@ -55,3 +63,56 @@ def test_a_job_reports_a_damaged_file_in_one_line_without_a_traceback(tmp_path):
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
     assert run.stderr.startswith(f"lengthgen: {path}: cannot be read (")
+
+
+# -- the prediction cache ------------------------------------------------------------------------
+TOKENIZER = build_char_tokenizer()
+IDENTITY = {"model": "tiny", "revision": None, "dtype": "float32"}
+UB = {"alphabet_size": 52}
+
+
+def tiny_gpt2():
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=256,
+                                      eos_token_id=TOKENIZER.eos_token_id)).eval()
+
+
+def predictions(cache_root):
+    rows = make_dataset(TASKS["UB"], "chars", UB, LengthBin(8, 8), 4, 0).to_pylist()
+    files = [{"task": "UB", "bin": "8", "seed": 0, "variant": "bare", "rows": rows}]
+    cache = PredictionCache(cache_root, IDENTITY)
+    return predict_files(tiny_gpt2(), TOKENIZER, files, {"UB": UB}, False, "", 5, 4, cache)
+
+
+def rewrite_with_wrong_rows(shard):
+    """Valid parquet, its metadata kept, every completion replaced."""
+    table = pq.read_table(shard)
+    wrong = table.set_column(table.schema.get_field_index("completion"), "completion",
+                             pa.array(["GARBAGE"] * table.num_rows))
+    pq.write_table(wrong, shard)
+
+
+@pytest.mark.parametrize("damage", [rewrite_with_wrong_rows, truncate], ids=["wrong rows", "unreadable"])
+def test_a_damaged_cache_shard_is_set_aside_named_once_and_recomputed(tmp_path, damage):
+    clean = predictions(tmp_path / "clean")
+    predictions(tmp_path / "cache")
+    (shard,) = (tmp_path / "cache").rglob("*.parquet")
+    damage(shard)
+    with pytest.warns(DamagedShardWarning) as caught:
+        again = predictions(tmp_path / "cache")
+    assert len(caught) == 1 and str(shard) in str(caught[0].message)
+    assert again.equals(clean)  # every entry decoded again: the output of a clean run
+    assert (shard.parent / (shard.name + ".damaged")).exists()  # set aside, not deleted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert predictions(tmp_path / "cache").get_column("from_cache").all()  # the new shard verifies
+
+
+def test_a_shard_moved_into_another_models_folder_does_not_answer_for_it(tmp_path):
+    predictions(tmp_path / "cache")
+    (shard,) = (tmp_path / "cache").rglob("*.parquet")
+    other = PredictionCache(tmp_path / "cache", {**IDENTITY, "dtype": "bfloat16"}).folder
+    other.mkdir()
+    shard.rename(other / shard.name)
+    with pytest.warns(DamagedShardWarning, match="written for identity"):
+        assert PredictionCache(tmp_path / "cache", {**IDENTITY, "dtype": "bfloat16"}).entries == {}

@@ -20,7 +20,7 @@ class DamagedFile(ExpectedFailure, ValueError):
     """A file that is missing, cannot be read, or differs from what was written."""
 
     def __init__(self, path, problem: str, remedy: str | None = None):
-        self.path = Path(path)
+        self.path, self.problem = Path(path), problem
         super().__init__(f"{path}: {problem}: {remedy or remedy_for(path)}")
 
 
