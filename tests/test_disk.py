@@ -1,6 +1,10 @@
 """Nothing on disk is trusted: damaged files are named with what to do, cache shards and models are
 verified, results are readable by the group, and `lengthgen verify` finds each fault."""
 
+import hashlib
+import os
+import shutil
+import stat
 import subprocess
 import sys
 import warnings
@@ -11,12 +15,16 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
+from lengthgen.config import model_entry
 from lengthgen.icl.cache import DamagedShardWarning, PredictionCache
 from lengthgen.icl.predict import predict_files
-from lengthgen.lengthbins.evaluate import evaluate_bins
+from lengthgen.lengthbins.evaluate import evaluate_bins, load_trained, load_trained_tokenizer
 from lengthgen.lengthbins.table import read_evals
-from lengthgen.results.files import DamagedFile, read_frame
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.models.registry import load, load_model
+from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manifest, save_hf_directory
+from lengthgen.pretrain.train import induction_probe
+from lengthgen.results.files import DamagedFile, read_frame
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file
@@ -116,3 +124,80 @@ def test_a_shard_moved_into_another_models_folder_does_not_answer_for_it(tmp_pat
     shard.rename(other / shard.name)
     with pytest.warns(DamagedShardWarning, match="written for identity"):
         assert PredictionCache(tmp_path / "cache", {**IDENTITY, "dtype": "bfloat16"}).entries == {}
+
+
+# -- models ------------------------------------------------------------------------------------------
+MODEL = "results/scratch/UF/ape/seed0/model"
+
+
+def trained_model(root):
+    save_hf_directory(tiny_gpt2(), TOKENIZER, root / MODEL)
+    return root / MODEL
+
+
+def overwrite_4kb(path):
+    with open(path, "r+b") as handle:
+        handle.seek(path.stat().st_size // 2)
+        handle.write(bytes(4096))
+
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_model_is_saved_with_the_sha256_of_each_file_and_readable_by_the_group(tmp_path):
+    model_dir = trained_model(tmp_path)
+    manifest = read_manifest(model_dir)
+    assert set(manifest) == {p.name for p in model_dir.iterdir()} - {MANIFEST}
+    assert manifest["model.safetensors"] == hashlib.sha256((model_dir / "model.safetensors").read_bytes()).hexdigest()
+    for file in model_dir.iterdir():  # safetensors writes its weights 0600
+        assert stat.S_IMODE(file.stat().st_mode) == 0o666 & ~umask(), file.name
+
+
+LOADERS = {"load_trained": load_trained, "tokenizer": load_trained_tokenizer,
+           "registry": lambda d: load_model(model_entry("m", {"path": str(d)})),
+           "registry tokenizer": lambda d: load(model_entry("m", {"path": str(d)})),
+           "induction probe": induction_probe}
+
+
+@pytest.mark.parametrize("damage", [overwrite_4kb, truncate], ids=["4 KB overwritten", "truncated"])
+def test_a_damaged_model_stops_every_load_with_one_message_naming_the_file(tmp_path, damage):
+    model_dir = trained_model(tmp_path)
+    load_trained(model_dir)  # verified once: a later change is still seen
+    damage(model_dir / "model.safetensors")
+    for name, loader in LOADERS.items():
+        with pytest.raises(DamagedFile) as failure:
+            loader(model_dir)
+        assert str(failure.value) == (
+            f"{model_dir / 'model.safetensors'}: differs from the sha256 in {MANIFEST}, written with the model: "
+            f"delete {MODEL} and rerun the target: snakemake {MODEL}"), name
+
+
+def test_a_model_without_a_manifest_that_fails_to_load_is_named(tmp_path):
+    """A user's own directory (or one written before manifests): no manifest to check, but a
+    truncated file is named instead of safetensors' error without a path."""
+    model_dir = tmp_path / "mine"
+    tiny_gpt2().save_pretrained(model_dir)
+    TOKENIZER.save_pretrained(model_dir)
+    truncate(model_dir / "model.safetensors")
+    with pytest.raises(DamagedFile, match=r"^\S+/mine/model.safetensors: cannot be read \(SafetensorError: .*: "
+                                          r"replace it with a good copy \(this workflow does not make it\)$"):
+        load_model(model_entry("m", {"path": str(model_dir)}))
+    old = trained_model(tmp_path)
+    (old / MANIFEST).unlink()
+    truncate(old / "config.json")
+    with pytest.raises(DamagedFile, match=f"config.json: cannot be read .*: delete {MODEL} and rerun the target"):
+        load_trained(old)
+
+
+def test_the_manifest_changes_no_identity_and_the_shipped_model_loads(tmp_path, repo):
+    model_dir = trained_model(tmp_path)
+    bare = shutil.copytree(model_dir, tmp_path / "bare")
+    (bare / MANIFEST).unlink()
+    assert directory_fingerprint(model_dir) == directory_fingerprint(bare)  # the prediction cache's key
+    shipped = repo / "resources" / "embedded" / "gpt2"
+    assert directory_fingerprint(shipped) == "eaa0416f14ca8915"  # its identity before manifests existed
+    model, tokenizer = load(model_entry("embedded", {"path": str(shipped)}))
+    assert model.config.n_positions == 256 and len(tokenizer("ab", add_special_tokens=False).input_ids) == 2

@@ -10,6 +10,7 @@ import torch
 
 from ..engine.scoring import score
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, encode_example
+from ..models.storage import load_pretrained
 from ..models.vocab import SPECIALS
 from ..results.files import read_table
 from ..runtime import pick_device
@@ -17,10 +18,18 @@ from ..tasks import Task
 
 
 def load_trained(model_dir):
-    """A trained model (from scratch or fine-tuned) in float32 on the job's device, for evaluation."""
+    """A trained model (from scratch or fine-tuned) in float32 on the job's device, for evaluation;
+    its directory checked against the manifest written with it."""
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(pick_device()).eval()
+    return load_pretrained(AutoModelForCausalLM, model_dir, dtype=torch.float32).to(pick_device()).eval()
+
+
+def load_trained_tokenizer(model_dir):
+    """A trained model's tokenizer (its directory checked against the manifest written with it)."""
+    from transformers import AutoTokenizer
+
+    return load_pretrained(AutoTokenizer, model_dir)
 
 
 def evaluate_rows(model, task: Task, rows: list[dict], batch_size: int = 256, greedy: bool = True,

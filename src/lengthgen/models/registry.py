@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..runtime import ExpectedFailure
+from .storage import load_pretrained
 
-class ModelUnavailable(RuntimeError):
+
+class ModelUnavailable(ExpectedFailure, RuntimeError):
     """A registry entry that cannot be loaded here."""
 
 
@@ -102,8 +105,8 @@ def load_tokenizer(entry: ModelEntry):
     from transformers import AutoTokenizer
 
     check_available(entry)
-    return _loading(entry, lambda: AutoTokenizer.from_pretrained(entry.path, revision=entry.revision,
-                                                                 trust_remote_code=entry.trust_remote_code))
+    return _loading(entry, lambda: load_pretrained(AutoTokenizer, entry.path, revision=entry.revision,
+                                                   trust_remote_code=entry.trust_remote_code))
 
 
 def spread(entry: ModelEntry) -> bool:
@@ -131,7 +134,7 @@ def load_model(entry: ModelEntry, check: bool = True, offload_folder: str | None
         memory = {int(k) if str(k).isdigit() else k: v for k, v in (entry.max_memory or {}).items()}
         options.update(device_map="auto", max_memory=memory or None,
                        offload_folder=offload_folder or tempfile.mkdtemp(prefix="lengthgen-offload-"))
-    model = _loading(entry, lambda: AutoModelForCausalLM.from_pretrained(entry.path, **options))
+    model = _loading(entry, lambda: load_pretrained(AutoModelForCausalLM, entry.path, **options))
     return (model if spread(entry) else model.to(pick_device(entry.device))).eval()
 
 

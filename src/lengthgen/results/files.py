@@ -19,25 +19,28 @@ RESULTS = "results"  # the workflow's output folder: what lies under it, Snakema
 class DamagedFile(ExpectedFailure, ValueError):
     """A file that is missing, cannot be read, or differs from what was written."""
 
-    def __init__(self, path, problem: str, remedy: str | None = None):
+    def __init__(self, path, problem: str, owner=None):
+        """owner: the output that holds the file (a model directory), remade as a whole."""
         self.path, self.problem = Path(path), problem
-        super().__init__(f"{path}: {problem}: {remedy or remedy_for(path)}")
+        super().__init__(f"{path}: {problem}: {remedy_for(path, owner)}")
 
 
-def rebuild_target(path) -> str | None:
+def rebuild_target(path, owner=None) -> str | None:
     """The Snakemake target that remakes `path`, relative to the workflow directory: the file itself,
-    or the model directory it lies in; None for a file this workflow does not make."""
+    or the model directory it lies in (`owner`, or a parent with a config.json); None for a file
+    this workflow does not make."""
     path = Path(path)
-    owner = path.parent if not path.is_dir() and (path.parent / "config.json").is_file() else path
-    parts = owner.parts
+    if owner is None:
+        owner = path.parent if not path.is_dir() and (path.parent / "config.json").is_file() else path
+    parts = Path(owner).parts
     if RESULTS not in parts:
         return None
     start = len(parts) - 1 - parts[::-1].index(RESULTS)
     return Path(*parts[start:]).as_posix()
 
 
-def remedy_for(path) -> str:
-    target = rebuild_target(path)
+def remedy_for(path, owner=None) -> str:
+    target = rebuild_target(path, owner)
     if target is None:
         return "replace it with a good copy (this workflow does not make it)"
     if not Path(path).exists():
