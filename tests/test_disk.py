@@ -15,7 +15,7 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from lengthgen.config import model_entry
+from lengthgen.config import ConfigError, model_entry, validate_config
 from lengthgen.icl.cache import DamagedShardWarning, PredictionCache
 from lengthgen.icl.predict import predict_files
 from lengthgen.lengthbins.evaluate import evaluate_bins, load_trained, load_trained_tokenizer
@@ -25,6 +25,7 @@ from lengthgen.models.registry import load, load_model
 from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manifest, save_hf_directory
 from lengthgen.pretrain.train import induction_probe
 from lengthgen.results.files import DamagedFile, read_frame
+from lengthgen.results.tables import read_provenance
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file
@@ -201,3 +202,67 @@ def test_the_manifest_changes_no_identity_and_the_shipped_model_loads(tmp_path, 
     assert directory_fingerprint(shipped) == "eaa0416f14ca8915"  # its identity before manifests existed
     model, tokenizer = load(model_entry("embedded", {"path": str(shipped)}))
     assert model.config.n_positions == 256 and len(tokenizer("ab", add_special_tokens=False).input_ids) == 2
+
+
+# -- limits known before any job -------------------------------------------------------------------
+SHIPPED = "resources/embedded/gpt2/config.json"
+
+
+@pytest.mark.parametrize("section,key,needed", [
+    ({"tasks": ["NF", "UR"], "icl": {"models": ["embedded"], "lengths": {"copying": [5, 3000]}}},
+     "icl.lengths.copying[1]: 3000 needs at least 6040 positions", None),
+    ({"realistic": {"models": ["embedded"], "lorem": {"lengths": [100, 500]}}},
+     "realistic.lorem.lengths[1]: 500 needs at least 360 positions", None),
+    ({"mechanism": {"models": ["embedded"], "lengths": [9], "shots": 20}},
+     "mechanism.lengths[0]: 9 needs at least 420 positions", None),
+    ({"tasks": ["NF", "UR"], "finetune": {"models": ["embedded"], "test_bins": {"copying": ["2-12", "13-200"]}}},
+     "finetune.test_bins.copying[1]: 13-200 needs at least 401 positions", None),
+])
+def test_lengths_beyond_a_local_models_positions_stop_the_run_at_start(repo, section, key, needed):
+    with pytest.raises(ConfigError) as failure:
+        validate_config(section, check_availability=False, search=(repo,))
+    message = str(failure.value)
+    assert message.startswith(f"config key {key}")
+    assert f"more than model 'embedded' has (256, learned absolute positions, {repo / SHIPPED[:-12]}" in message
+
+
+def test_lengths_a_model_holds_and_models_without_a_position_table_pass(repo, tmp_path):
+    validate_config({"tasks": ["NF", "UR"], "icl": {"models": ["embedded"], "lengths": {"copying": [5, 20]}},
+                     "realistic": {"models": ["embedded"], "lorem": {"lengths": [100]}}},
+                    check_availability=False, search=(repo,))
+    from transformers import LlamaConfig, LlamaForCausalLM  # rotary positions: no table to run past
+
+    LlamaForCausalLM(LlamaConfig(vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                 num_attention_heads=2, max_position_embeddings=64)).save_pretrained(tmp_path / "rope")
+    validate_config({"models": {"rope": {"path": str(tmp_path / "rope")}},
+                     "realistic": {"models": ["rope"], "lorem": {"lengths": [2000]}}}, check_availability=False)
+
+
+def test_a_run_asking_for_too_many_positions_stops_before_any_job(tmp_path):
+    from snakemake_runner import smoke_config, snakemake
+
+    config = smoke_config()
+    config["realistic"] = {"models": ["embedded"], "lorem": {"lengths": [500]}}
+    run = snakemake(tmp_path, config)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert "lengthgen: config key realistic.lorem.lengths[0]: 500 needs at least 360 positions" in run.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("key", ["seeds", "pretrain"])
+def test_seeds_are_bounded_to_what_the_tables_hold(key):
+    for seed in (10**22, 2**64 + 7, 2**31):
+        config = {"seeds": [0, seed]} if key == "seeds" else {"pretrain": {"seed": seed}}
+        where = "seeds[1]" if key == "seeds" else "pretrain.seed"
+        with pytest.raises(ConfigError) as failure:
+            validate_config(config, check_availability=False)
+        assert str(failure.value) == f"config key {where}: {seed} is greater than the maximum of {2**31 - 1}"
+
+
+def test_the_largest_seed_is_generated_and_written(tmp_path):
+    seed = 2**31 - 1
+    validate_config({"seeds": [seed]}, check_availability=False)
+    path = tmp_path / "data.parquet"
+    write_data_file({**DATA, "seed": seed}, path)
+    assert set(read_frame(path).get_column("seed")) == {seed} and read_provenance(path)["seed"] == seed
+    torch.manual_seed(seed)

@@ -33,7 +33,7 @@ def log_to(path) -> None:
     streams), so it is kept on a cluster and parallel jobs do not interleave on one terminal."""
     sys.stdout.flush()
     sys.stderr.flush()
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask decides, as for every other result
     os.dup2(handle, 1)
     os.dup2(handle, 2)
     os.close(handle)
