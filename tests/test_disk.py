@@ -2,12 +2,14 @@
 verified, results are readable by the group, and `lengthgen verify` finds each fault."""
 
 import hashlib
+import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
 import warnings
+from base64 import urlsafe_b64encode
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,7 +27,7 @@ from lengthgen.models.registry import load, load_model
 from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manifest, save_hf_directory
 from lengthgen.pretrain.train import induction_probe
 from lengthgen.results.files import DamagedFile, read_frame
-from lengthgen.results.tables import read_provenance
+from lengthgen.results.tables import read_provenance, write_parquet
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file
@@ -266,3 +268,54 @@ def test_the_largest_seed_is_generated_and_written(tmp_path):
     write_data_file({**DATA, "seed": seed}, path)
     assert set(read_frame(path).get_column("seed")) == {seed} and read_provenance(path)["seed"] == seed
     torch.manual_seed(seed)
+
+
+# -- lengthgen verify ----------------------------------------------------------------------------------
+def finished_project(root):
+    """A small tree as a run leaves it: data, a trained model, its evaluation, a cache shard, and
+    Snakemake's record of which inputs the evaluation was made from."""
+    data = {b: root / f"results/data/tokens/UF/{b}/seed0.parquet" for b in ("1-8", "9-12")}
+    for length_bin, path in data.items():
+        write_data_file({**DATA, "bin": length_bin}, path)
+    model_dir = trained_model(root)
+    evaluation = root / "results/scratch/UF/ape/seed0/eval.parquet"
+    write_parquet(pa.table({"example": [0, 1], "teacher_forced": [True, False]}), evaluation, {"seed": 0})
+    cache = PredictionCache(root / "results/cache/predictions", IDENTITY)
+    cache.add({"k1": "a", "k2": "b"})
+    record = {"rule": "scratch_eval", "input": [str(p.relative_to(root)) for p in (model_dir, *data.values())]}
+    metadata = root / ".snakemake" / "metadata"
+    metadata.mkdir(parents=True)
+    (metadata / urlsafe_b64encode(b"results/scratch/UF/ape/seed0/eval.parquet").decode()).write_text(json.dumps(record))
+    return data, model_dir, next(cache.folder.glob("*.parquet"))
+
+
+def verify(root, *args):
+    return subprocess.run([sys.executable, "-m", "lengthgen", "verify", *args], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_verify_finds_each_planted_fault_and_prints_the_command_that_rebuilds_it(tmp_path):
+    data, model_dir, shard = finished_project(tmp_path)
+    clean = verify(tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "every result, model and cache shard checks out" in clean.stdout
+
+    rewrite_with_wrong_rows(shard)
+    overwrite_4kb(model_dir / "model.safetensors")
+    truncate(data["9-12"])
+    data["1-8"].unlink()
+    run = verify(tmp_path, "--configfile", "configs/smoke.yaml")
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    expected = [
+        f"damaged    {MODEL}/model.safetensors: differs from the sha256 in {MANIFEST}, written with the model",
+        "damaged    results/data/tokens/UF/9-12/seed0.parquet: cannot be read (",
+        f"cache      {shard.relative_to(tmp_path)}: its rows differ from the checksum written with them",
+        "missing    results/data/tokens/UF/1-8/seed0.parquet: read by results/scratch/UF/ape/seed0/eval.parquet",
+    ]
+    for start in expected:
+        assert sum(line.startswith(start) for line in lines) == 1, (start, run.stdout)
+    assert lines[-1] == ("rebuild: snakemake --configfile configs/smoke.yaml --forcerun "
+                         f"{MODEL} results/data/tokens/UF/9-12/seed0.parquet icl_predict realistic_predict "
+                         "results/data/tokens/UF/1-8/seed0.parquet")
+    assert shard.exists()  # verify only reports: the next prediction job sets the shard aside

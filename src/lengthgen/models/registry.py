@@ -39,19 +39,31 @@ class ModelEntry:
     @classmethod
     def from_config(cls, name: str, entry: dict, search: tuple[str | Path, ...] = (".",)) -> ModelEntry:
         """A validated registry entry. A relative `path` is looked up in each folder of `search` in
-        turn (the working directory, then the workflow's own, where the shipped models live). A
-        GGUF entry without `path` is converted to `results/models/NAME`."""
+        turn (the working directory, then the workflow's own, where the shipped models live), and
+        kept relative where it lies inside the working directory (`project_path`). A GGUF entry
+        without `path` is converted to `results/models/NAME`."""
         path = entry.get("path") or converted_path(name)
         if not Path(path).is_absolute():
             for root in search:
                 if (Path(root) / path).exists():
-                    path = str((Path(root) / path).resolve())
+                    path = project_path(Path(root) / path)
                     break
         return cls(name=name, **{**entry, "path": path, "search": tuple(map(str, search))})
 
     @property
     def is_local(self) -> bool:
         return Path(self.path).is_dir()
+
+
+def project_path(path) -> str:
+    """A path inside the working directory (the project: repository, config and results) relative
+    to it, so that a project copied or moved elsewhere records the same inputs and parameters and
+    Snakemake reruns nothing; a path outside it, absolute."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
 
 
 def converted_path(name: str) -> str:
