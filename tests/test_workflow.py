@@ -1,12 +1,18 @@
 """The smoke config end to end through Snakemake, then incremental reruns checked with dry runs."""
 
 import copy
+import os
+import shutil
+import stat
+import subprocess
+import sys
 
 import polars as pl
 import pytest
+import yaml
 
 from lengthgen.results.tables import read_provenance
-from snakemake_runner import SNAKEFILE, planned_jobs, planned_resources, smoke_config, snakemake
+from snakemake_runner import REPO, SNAKEFILE, planned_jobs, planned_resources, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -224,3 +230,55 @@ def test_a_second_workflow_directory_reuses_cached_data(tmp_path):
     for name in ("first", "second"):
         path = tmp_path / name / "results" / "data" / "tokens" / "UR" / "9-12" / "seed0.parquet"
         assert path.is_symlink() and pl.read_parquet(path).get_column("task").unique().to_list() == ["UR"]
+
+
+def test_every_result_file_has_the_permissions_of_the_umask(finished):
+    """A collaborator on a shared cluster reads what the run wrote (safetensors writes 0600)."""
+    workdir, _ = finished
+    mask = os.umask(0)
+    os.umask(mask)
+    files = [p for p in (workdir / "results").rglob("*") if p.is_file() and not p.is_symlink()]
+    assert any(p.name == "model.safetensors" for p in files)
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
+
+
+def run_in_project(project, *args):
+    """Snakemake as a researcher runs it: from the repository checkout, its own Snakefile."""
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(project / "workflow" / "Snakefile"), "--directory",
+         str(project), "--configfile", str(project / "configs" / "mine.yaml"), "--cores", "2", *args],
+        capture_output=True, text=True, timeout=900)
+
+
+def test_a_finished_project_moved_to_another_folder_reruns_nothing(tmp_path):
+    """Laptop to cluster scratch: the checkout (workflow, configs, shipped models) with its results/
+    and .snakemake/ moved elsewhere, the old folder gone. A model inside the project (the shipped
+    one, in context) is recorded relative to it."""
+    project = tmp_path / "laptop" / "lengthgen"
+    for part in ("workflow", "resources", "configs"):
+        shutil.copytree(REPO / part, project / part)
+    shutil.copy2(REPO / "config.yaml", project)
+    config = smoke_config()
+    config["icl"].update(models=["embedded"], variants={"retrieval": ["bare"], "copying": ["bare"]})
+    (project / "configs" / "mine.yaml").write_text(yaml.safe_dump(config))
+    run = run_in_project(project)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    moved = shutil.copytree(project, tmp_path / "scratch" / "lengthgen", symlinks=True)  # times kept, as rsync -a
+    shutil.rmtree(tmp_path / "laptop")
+    dry = run_in_project(moved, "--dry-run")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
+
+    # Damaged there: `lengthgen verify` names the file, and the command it prints rebuilds it.
+    damaged = moved / "results" / "data" / "tokens" / "UF" / "9-12" / "seed0.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    verify = [sys.executable, "-m", "lengthgen", "verify", "--configfile", "configs/mine.yaml"]
+    found = subprocess.run(verify, cwd=moved, capture_output=True, text=True, timeout=300)
+    assert found.returncode == 1 and "damaged    results/data/tokens/UF/9-12/seed0.parquet" in found.stdout
+    command = found.stdout.splitlines()[-1].removeprefix("rebuild: snakemake ").split()
+    assert command == ["--configfile", "configs/mine.yaml", "--forcerun", "results/data/tokens/UF/9-12/seed0.parquet"]
+    rebuilt = run_in_project(moved, *command[2:])
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    assert subprocess.run(verify, cwd=moved, capture_output=True, text=True, timeout=300).returncode == 0
+    assert "Nothing to be done" in run_in_project(moved, "--dry-run").stdout

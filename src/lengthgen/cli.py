@@ -1,4 +1,4 @@
-"""Command line: `python -m lengthgen provenance FILE` and friends."""
+"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,24 @@ def main(argv=None) -> int:
     show.add_argument("file")
     times = commands.add_parser("runtimes", help="per rule, the run time of a workflow's jobs (from its benchmarks)")
     times.add_argument("folder", nargs="?", default="results/benchmarks")
+    check = commands.add_parser("verify", help="check that every result, model and cache shard of a project can be "
+                                               "trusted; print the Snakemake command that rebuilds what cannot")
+    check.add_argument("project", nargs="?", default=".", help="the workflow directory (holding results/)")
+    check.add_argument("--cache", default="results/cache/predictions",
+                       help="the prediction cache (icl.cache), relative to the project")
+    check.add_argument("--configfile", help="the config the project ran with, repeated in the rebuild command")
     args = parser.parse_args(argv)
+    if args.command == "verify":
+        from pathlib import Path
+
+        from .verify import report, verify_project
+
+        if not (Path(args.project) / "results").is_dir():
+            print(f"lengthgen: {args.project} holds no results/ (run verify in the workflow directory)", file=sys.stderr)
+            return 2
+        text, status = report(verify_project(args.project, cache=args.cache), args.configfile)
+        print(text)
+        return status
     if args.command == "runtimes":
         from .results.runtimes import runtimes
         from .results.tables import to_markdown

@@ -6,6 +6,18 @@ import os
 import sys
 
 
+class ExpectedFailure(Exception):
+    """A failure whose message says everything (which file, what to do): a job prints it as one line
+    `lengthgen: ...`, without a traceback."""
+
+
+def _one_line_for_expected(kind, error, trace) -> None:
+    if isinstance(error, ExpectedFailure):
+        print(f"lengthgen: {error}", file=sys.stderr)
+    else:
+        sys.__excepthook__(kind, error, trace)
+
+
 def pick_device(requested: str = "auto"):
     """The torch device to run on: CUDA when present (for "auto"), else what was asked for."""
     import torch
@@ -21,7 +33,7 @@ def log_to(path) -> None:
     streams), so it is kept on a cluster and parallel jobs do not interleave on one terminal."""
     sys.stdout.flush()
     sys.stderr.flush()
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask decides, as for every other result
     os.dup2(handle, 1)
     os.dup2(handle, 2)
     os.close(handle)
@@ -47,10 +59,12 @@ def configure(threads: int | None = None) -> str:
 
 
 def start_job(snakemake, uses_torch: bool = False) -> str:
-    """What every workflow script does first: log to the rule's log file and, for a job that runs a
-    model, pin its threads. Returns the device name for provenance ("cpu" for jobs without torch)."""
+    """What every workflow script does first: log to the rule's log file, report an expected failure
+    as one line and, for a job that runs a model, pin its threads. Returns the device name for
+    provenance ("cpu" for jobs without torch)."""
     if snakemake.log:
         log_to(snakemake.log[0])
+    sys.excepthook = _one_line_for_expected
     return configure(snakemake.threads) if uses_torch else "cpu"
 
 

@@ -11,7 +11,7 @@ from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune
                               per_family, pretrain_section, scratch_bins, scratch_family_settings, scratch_lengths,
                               validate_config)
 from lengthgen.models.gguf import GGUFSource
-from lengthgen.models.registry import ModelUnavailable
+from lengthgen.models.registry import ModelUnavailable, project_path
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
@@ -130,7 +130,7 @@ def model_inputs(name):
     entry = model_entry(name, config["models"][name], MODEL_SEARCH)
     if not entry.is_local:
         return {}
-    return {"model": entry.path, "model_files": sorted(str(p) for p in Path(entry.path).rglob("*") if p.is_file())}
+    return {"model": entry.path, "model_files": sorted(p.as_posix() for p in Path(entry.path).rglob("*") if p.is_file())}
 
 
 def gguf_inputs(name):
@@ -142,7 +142,7 @@ def gguf_inputs(name):
     if source.package is not None:
         return {}
     try:
-        return {"gguf": str(source.locate(name, MODEL_SEARCH))}
+        return {"gguf": project_path(source.locate(name, MODEL_SEARCH))}
     except ModelUnavailable as error:
         if workflow.dryrun:
             return {}

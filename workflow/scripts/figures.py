@@ -1,7 +1,6 @@
 """Adapter: the figures of one stage, drawn from its tables (PNG and PDF)."""
-import polars as pl
-
 from lengthgen.results import figures
+from lengthgen.results.files import read_frame
 from lengthgen.runtime import start_job
 
 start_job(snakemake)
@@ -14,20 +13,20 @@ def stem(path):
 
 
 if rule == "figure_scratch":
-    figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "From scratch"), stem(outputs.bins))
-    figures.save(figures.accuracy_by_length(pl.read_parquet(inputs.by_length), "From scratch"), stem(outputs.by_length))
+    figures.save(figures.accuracy_by_bin(read_frame(inputs.table), "From scratch"), stem(outputs.bins))
+    figures.save(figures.accuracy_by_length(read_frame(inputs.by_length), "From scratch"), stem(outputs.by_length))
 elif rule == "figure_icl":
-    table = pl.read_parquet(inputs.table)
+    table = read_frame(inputs.table)
     figures.save(figures.mirror_bars(table, "accuracy"), stem(outputs.mirror))
     figures.save(figures.mirror_bars(table, "tf_symbol_accuracy"), stem(outputs.teacher))
 elif rule == "figure_finetune":
-    figures.save(figures.accuracy_by_bin(pl.read_parquet(inputs.table), "Fine-tuned"), stem(outputs.bins))
+    figures.save(figures.accuracy_by_bin(read_frame(inputs.table), "Fine-tuned"), stem(outputs.bins))
 elif rule == "figure_comparison":
-    figures.save(figures.comparison(pl.read_parquet(inputs.table)), stem(outputs.comparison))
+    figures.save(figures.comparison(read_frame(inputs.table)), stem(outputs.comparison))
 elif rule == "figure_mechanism":
-    figures.save(figures.head_maps(pl.read_parquet(inputs.heads)), stem(outputs.heads))
-    figures.save(figures.patching_bars(pl.read_parquet(inputs.patching)), stem(outputs.patching))
+    figures.save(figures.head_maps(read_frame(inputs.heads)), stem(outputs.heads))
+    figures.save(figures.patching_bars(read_frame(inputs.patching)), stem(outputs.patching))
 elif rule == "figure_realistic":
-    figures.save(figures.realistic_bars(pl.read_parquet(inputs.table)), stem(outputs.realistic))
+    figures.save(figures.realistic_bars(read_frame(inputs.table)), stem(outputs.realistic))
 else:
     raise ValueError(f"no figures for rule {rule}")

@@ -1,6 +1,5 @@
 """Adapter: one model's in-context predictions on every file of one task family's grid."""
 import polars as pl
-import pyarrow.parquet as pq
 
 from lengthgen.config import job_model_entry
 from lengthgen.icl.cache import PredictionCache
@@ -8,6 +7,7 @@ from lengthgen.icl.predict import predict_files
 from lengthgen.icl.prompts import symbol_separator
 from lengthgen.models.registry import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
+from lengthgen.results.files import read_table
 from lengthgen.results.provenance import collect
 from lengthgen.results.tables import write_parquet
 from lengthgen.runtime import start_job
@@ -18,7 +18,7 @@ entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
 tokenizer = load_tokenizer(entry)
-rows = {path: pq.read_table(path).to_pylist() for path in snakemake.input.data}
+rows = {path: read_table(path).to_pylist() for path in snakemake.input.data}
 files = [{**file, "rows": rows[file["data"]]} for file in section["files"]]
 frame = predict_files(lambda: load_model(entry, check=False), tokenizer, files, section["settings"],
                       entry.kind == "chat", symbol_separator(tokenizer, entry.separator), section["shots"],

@@ -154,6 +154,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     check_grid(config)
     add_shipped_models(config)
     check_models(config, check_availability, search)
+    check_positions(config, search)
     return config
 
 
@@ -240,6 +241,23 @@ def check_models(config: dict, check_availability: bool = True, search=(".",)) -
             check_available(model_entry(name, config["models"][name], search))
         except ModelUnavailable as error:
             raise ConfigError(f"config key models.{name}: {error}") from None
+
+
+def check_positions(config: dict, search=(".",)) -> None:
+    """No stage asks a local model with learned absolute positions for more positions than it has."""
+    from ..results.files import DamagedFile
+    from .limits import position_problems
+
+    def directory_of(name):
+        entry = model_entry(name, config["models"][name], search)
+        return entry.path if entry.is_local else None
+
+    try:
+        problems = position_problems(config, directory_of)
+    except DamagedFile as damaged:
+        raise ConfigError(f"config key models: {damaged}") from None
+    if problems:
+        raise ConfigError(problems[0])
 
 
 def _length_settings(config: dict):

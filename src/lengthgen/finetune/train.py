@@ -21,7 +21,7 @@ from ..engine.run import TrainingRun
 from ..engine.scoring import teacher_forced_accuracy
 from ..engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
 from ..engine.settings import TrainSettings, make_accelerator
-from ..lengthbins.evaluate import evaluate_bins, load_trained
+from ..lengthbins.evaluate import evaluate_bins, load_trained, load_trained_tokenizer
 from ..models.positions import position_limit
 from ..models.registry import ModelEntry, load_model, load_tokenizer
 from ..models.storage import model_identity, save_hf_directory
@@ -82,9 +82,7 @@ def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], data: 
                        precision: str) -> pl.DataFrame:
     """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on each length bin,
     spelled with the model's own tokenizer in the format it was trained in."""
-    from transformers import AutoTokenizer
-
     alphabet = symbols_used(data)
-    layout = tokenizer_layout(AutoTokenizer.from_pretrained(model_dir), alphabet, style=style)
+    layout = tokenizer_layout(load_trained_tokenizer(model_dir), alphabet, style=style)
     return evaluate_bins(load_trained(model_dir), task, data_paths, batch_size=batch_size, greedy=True,
                          precision=precision, layout=layout, alphabet_size=alphabet)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..results.files import read_frame
 from ..results.provenance import collect
 from ..results.tables import to_markdown, write_table
 from ..stats import LEVEL, binomial_two_sided, bootstrap_mean, interval_text, paired_comparison, verdict, wilson
@@ -36,13 +37,13 @@ def per_run(paths) -> pl.DataFrame:
     """One row per (model, task, bin, seed, variant), read from the prediction files."""
     columns = KEYS + ["correct", "correct_strict", "right_neighbour_error", "tf_symbol_accuracy", "tf_exact",
                       "target_logprob", "p_right", "p_left"]
-    frame = pl.concat([pl.read_parquet(p, columns=columns) for p in paths])
+    frame = pl.concat([read_frame(p, columns=columns) for p in paths])
     return frame.group_by(KEYS).agg(**MEASURES)
 
 
 def examples_of(paths) -> pl.DataFrame:
     """One row per example and prompt variant: what the intervals and the paired tests read."""
-    return pl.concat([pl.read_parquet(p, columns=EXAMPLE_COLUMNS) for p in paths])
+    return pl.concat([read_frame(p, columns=EXAMPLE_COLUMNS) for p in paths])
 
 
 def _over_seeds(runs: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -182,7 +183,7 @@ def icl_markdown(table: pl.DataFrame, pairs: pl.DataFrame, provenance: dict) -> 
 def write_icl_table(paths, pairs_path, section: dict, outputs) -> None:
     provenance = collect(section)
     table = icl_table(paths)
-    write_table(table, outputs, provenance, markdown=icl_markdown(table, pl.read_parquet(pairs_path), provenance))
+    write_table(table, outputs, provenance, markdown=icl_markdown(table, read_frame(pairs_path), provenance))
 
 
 def write_icl_pairs(paths, section: dict, outputs) -> None:

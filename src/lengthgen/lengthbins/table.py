@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..results.files import read_frame
 from ..tasks import FAMILIES, MIRROR_PAIRS, get_task
 from ..tasks.theory import theory_table
 
@@ -14,7 +15,7 @@ EVAL_COLUMNS = ["system", "task", "seed", "bin", "length", "teacher_forced", "gr
 
 def read_evals(eval_paths) -> pl.DataFrame:
     """The per-example columns the tables need, read once from every evaluation file."""
-    return pl.concat([pl.read_parquet(p, columns=EVAL_COLUMNS) for p in eval_paths])
+    return pl.concat([read_frame(p, columns=EVAL_COLUMNS) for p in eval_paths])
 
 
 def per_run_accuracy(evals: pl.DataFrame) -> pl.DataFrame:

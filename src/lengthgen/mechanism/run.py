@@ -14,7 +14,7 @@ def analyse_subject(section: dict, model_path: str | None, progress: bool = True
     from ..config import model_entry
     from ..engine.sequences import SCRATCH_LAYOUT, tokenizer_layout
     from ..icl.prompts import symbol_separator
-    from ..lengthbins.evaluate import load_trained
+    from ..lengthbins.evaluate import load_trained, load_trained_tokenizer
     from ..models.registry import load
 
     spelling, count, shots = section["spelling"], section["instances"], section["shots"]
@@ -27,11 +27,9 @@ def analyse_subject(section: dict, model_path: str | None, progress: bool = True
         def make(length, direction, seed):
             return few_shot_prompts(tokenizer, length, direction, count, shots, seed, separator)
     else:
-        from transformers import AutoTokenizer
-
         model = load_trained(model_path)
         layout = (SCRATCH_LAYOUT if spelling["kind"] == "scratch" else
-                  tokenizer_layout(AutoTokenizer.from_pretrained(model_path), spelling["alphabet"],
+                  tokenizer_layout(load_trained_tokenizer(model_path), spelling["alphabet"],
                                    style=spelling["format"]))
 
         def make(length, direction, seed):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..results.files import read_frame
 from ..results.provenance import collect
 from ..results.tables import to_markdown, write_table
 from ..stats import bootstrap_mean, interval_text, paired_comparison, wilson
@@ -35,7 +36,7 @@ def heads_table(paths) -> pl.DataFrame:
     """Per (model, direction, length, layer, head): each score, mean over seeds, the 95% interval of
     the induction and anti-induction scores over prompts, and the prompt set's teacher-forced copy
     accuracy."""
-    frame = pl.concat([pl.read_parquet(p) for p in paths])
+    frame = pl.concat([read_frame(p) for p in paths])
     keys = ["model", "direction", "length", "layer", "head"]
     table = frame.group_by(keys, maintain_order=True).agg(
         *(pl.col(s).mean() for s in SCORES), pl.col("copy_accuracy").mean(), pl.len().alias("seeds"),
@@ -102,7 +103,7 @@ def heads_verdicts(summary: pl.DataFrame, pairs: pl.DataFrame) -> list[str]:
 def write_heads_table(paths, pairs_path, section: dict, outputs) -> None:
     provenance, table = collect(section), heads_table(paths)
     summary = heads_summary(table)
-    verdicts = heads_verdicts(summary, pl.read_parquet(pairs_path))
+    verdicts = heads_verdicts(summary, read_frame(pairs_path))
     markdown = ("# Mechanism: attention heads on copy prompts\n\n"
                 "Mean attention (over prompts, copy positions, lengths and seeds) of the best head: induction "
                 "(to the token after the earlier occurrence, on forward copies) and anti-induction (to the earlier "
@@ -121,7 +122,7 @@ def patching_table(paths) -> pl.DataFrame:
     """Per (model, direction, length, condition): accuracy and loss, mean over seeds, the change from
     the unpatched run, and 95% intervals over prompts (Wilson for the accuracy, a bootstrap for the
     loss and for each prompt's own loss change)."""
-    frame = pl.concat([pl.read_parquet(p) for p in paths])
+    frame = pl.concat([read_frame(p) for p in paths])
     keys = ["model", "direction", "length"]
     table = frame.group_by([*keys, "condition"], maintain_order=True).agg(
         pl.col("accuracy").mean(), pl.col("loss").mean(), pl.len().alias("seeds"),
@@ -165,8 +166,8 @@ def mechanism_pairs(heads_paths, patching_paths) -> pl.DataFrame:
     removing induction edges adds to forward copies against the loss removing anti-induction edges
     adds to backward copies; and for each direction whether removing its own circuit's edges raises
     its loss at all (paired sign-flip permutation tests, 95% bootstrap intervals)."""
-    heads = pl.concat([pl.read_parquet(p) for p in heads_paths])
-    patching = pl.concat([pl.read_parquet(p) for p in patching_paths])
+    heads = pl.concat([read_frame(p) for p in heads_paths])
+    patching = pl.concat([read_frame(p) for p in patching_paths])
     rows = []
     for (model,), of_model in heads.group_by(["model"], maintain_order=True):
         best = {}
@@ -230,6 +231,6 @@ def write_patching_table(paths, pairs_path, section: dict, outputs) -> None:
                 "zeroed. accuracy: every copied token ranked first; loss: mean cross-entropy.\n\n"
                 + to_markdown(shown) + "\nEach line: the loss each removal adds, mean over prompts with its 95% "
                 "interval, and the paired test on the same letters (`mechanism_pairs.md`).\n\n"
-                + "\n".join(patching_verdicts(shown, pl.read_parquet(pairs_path))) + "\n\n"
+                + "\n".join(patching_verdicts(shown, read_frame(pairs_path))) + "\n\n"
                 f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
     write_table(table, outputs, provenance, markdown=markdown)

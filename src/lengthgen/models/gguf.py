@@ -11,14 +11,15 @@ directory like any other model: one model format for the whole pipeline.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .registry import ModelUnavailable
+from ..results.files import reading
+from .storage import save_hf_directory, sha256_of
+from .unavailable import ModelUnavailable
 
 CONVERSION_RECORD = "conversion.json"
 
@@ -69,14 +70,6 @@ class GGUFSource:
         return {"package": self.package, "package_version": metadata.version(self.package)}
 
 
-def sha256_of(path: str | Path, chunk: int = 2**24) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def quantisation(path: str | Path) -> dict:
     """What the file stores: its architecture, the `general.file_type` it declares, and how many
     tensors of each GGML type it holds (e.g. {"Q4_1": 210, "F32": 61, "Q8_0": 1})."""
@@ -104,12 +97,11 @@ def convert(gguf_path: str | Path, out_dir: str | Path, dtype: str = "float32", 
     import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .storage import save_hf_directory
-
     gguf_path = Path(gguf_path)
     folder, name = str(gguf_path.parent), gguf_path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    with reading(gguf_path):
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config  # what made `loaded` unsaveable; the weights are already plain tensors

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-
-class ModelUnavailable(RuntimeError):
-    """A registry entry that cannot be loaded here."""
+from .gguf import GGUFSource
+from .storage import load_pretrained
+from .unavailable import ModelUnavailable
 
 
 @dataclass(frozen=True)
@@ -36,19 +36,31 @@ class ModelEntry:
     @classmethod
     def from_config(cls, name: str, entry: dict, search: tuple[str | Path, ...] = (".",)) -> ModelEntry:
         """A validated registry entry. A relative `path` is looked up in each folder of `search` in
-        turn (the working directory, then the workflow's own, where the shipped models live). A
-        GGUF entry without `path` is converted to `results/models/NAME`."""
+        turn (the working directory, then the workflow's own, where the shipped models live), and
+        kept relative where it lies inside the working directory (`project_path`). A GGUF entry
+        without `path` is converted to `results/models/NAME`."""
         path = entry.get("path") or converted_path(name)
         if not Path(path).is_absolute():
             for root in search:
                 if (Path(root) / path).exists():
-                    path = str((Path(root) / path).resolve())
+                    path = project_path(Path(root) / path)
                     break
         return cls(name=name, **{**entry, "path": path, "search": tuple(map(str, search))})
 
     @property
     def is_local(self) -> bool:
         return Path(self.path).is_dir()
+
+
+def project_path(path) -> str:
+    """A path inside the working directory (the project: repository, config and results) relative
+    to it, so that a project copied or moved elsewhere records the same inputs and parameters and
+    Snakemake reruns nothing; a path outside it, absolute."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
 
 
 def converted_path(name: str) -> str:
@@ -60,8 +72,6 @@ def check_available(entry: ModelEntry) -> None:
     """Raise ModelUnavailable unless the model can be loaded without surprises (a GGUF entry: its
     conversion exists, or the file it is converted from does)."""
     if entry.gguf is not None and not (Path(entry.path) / "config.json").exists():
-        from .gguf import GGUFSource
-
         GGUFSource.of(entry.gguf).locate(entry.name, entry.search)
         return
     if entry.is_local:
@@ -102,8 +112,8 @@ def load_tokenizer(entry: ModelEntry):
     from transformers import AutoTokenizer
 
     check_available(entry)
-    return _loading(entry, lambda: AutoTokenizer.from_pretrained(entry.path, revision=entry.revision,
-                                                                 trust_remote_code=entry.trust_remote_code))
+    return _loading(entry, lambda: load_pretrained(AutoTokenizer, entry.path, revision=entry.revision,
+                                                   trust_remote_code=entry.trust_remote_code))
 
 
 def spread(entry: ModelEntry) -> bool:
@@ -131,7 +141,7 @@ def load_model(entry: ModelEntry, check: bool = True, offload_folder: str | None
         memory = {int(k) if str(k).isdigit() else k: v for k, v in (entry.max_memory or {}).items()}
         options.update(device_map="auto", max_memory=memory or None,
                        offload_folder=offload_folder or tempfile.mkdtemp(prefix="lengthgen-offload-"))
-    model = _loading(entry, lambda: AutoModelForCausalLM.from_pretrained(entry.path, **options))
+    model = _loading(entry, lambda: load_pretrained(AutoModelForCausalLM, entry.path, **options))
     return (model if spread(entry) else model.to(pick_device(entry.device))).eval()
 
 

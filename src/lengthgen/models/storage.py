@@ -1,4 +1,5 @@
-"""Models on disk: saving a Hugging Face directory whole or not at all, and a model's identity."""
+"""Models on disk: saving a Hugging Face directory whole or not at all, with a manifest of its files'
+sha256 that every load checks, and a model's identity."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import os
 import shutil
 from pathlib import Path
 
+from ..results.files import DamagedFile, check_safetensors, read_json
+
 WHOLE_FILE_LIMIT = 64 * 2**20  # larger weight files are fingerprinted by size, head and tail
+MANIFEST = "manifest.sha256"  # each file's sha256 as `sha256sum` writes it (`sha256sum -c` checks it by hand)
 
 
 def save_hf_directory(model, tokenizer, model_dir, extra: dict[str, str] | None = None) -> None:
-    """Write model and tokenizer as one Hugging Face directory, whole or not at all; `extra`:
-    further text files to write into it (name -> content)."""
+    """Write model and tokenizer as one Hugging Face directory, whole or not at all, with its
+    manifest; `extra`: further text files to write into it (name -> content)."""
     model_dir = Path(model_dir)
     partial = model_dir.with_name(f".{model_dir.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
@@ -20,6 +24,7 @@ def save_hf_directory(model, tokenizer, model_dir, extra: dict[str, str] | None 
     tokenizer.save_pretrained(partial)
     for name, text in (extra or {}).items():
         (partial / name).write_text(text)
+    write_manifest(partial)
     readable_by_all(partial)
     shutil.rmtree(model_dir, ignore_errors=True)
     partial.rename(model_dir)
@@ -35,11 +40,101 @@ def readable_by_all(folder: Path) -> None:
             os.chmod(file, 0o666 & ~mask)
 
 
-def directory_fingerprint(path: str | Path) -> str:
-    """Content hash of a local model directory (weights, config, tokenizer): a retrained model
-    saved at the same path gets a new identity, a copy of the same model keeps it."""
+def sha256_of(path: str | Path, chunk: int = 2**24) -> str:
     digest = hashlib.sha256()
-    for file in sorted(p for p in Path(path).rglob("*") if p.is_file()):
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _model_files(folder: Path) -> list[Path]:
+    """The files a manifest lists: all but the manifest and hidden ones (Snakemake's timestamp)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def write_manifest(folder) -> None:
+    folder = Path(folder)
+    lines = [f"{sha256_of(f)}  {f.relative_to(folder).as_posix()}\n" for f in _model_files(folder)]
+    (folder / MANIFEST).write_text("".join(lines))
+
+
+def read_manifest(folder) -> dict[str, str] | None:
+    """file name -> sha256 as written with the model (None: a directory without a manifest)."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        return None
+    entries = {}
+    for line in path.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) != 64 or not name:
+            raise DamagedFile(path, f"line {line[:80]!r} is not `SHA256  FILE`", owner=folder)
+        entries[name] = digest
+    return entries
+
+
+_VERIFIED: dict[str, tuple] = {}  # directory -> (name, size, mtime) of its files when last verified
+
+
+def verify_model_directory(folder) -> bool:
+    """Check every file of a model directory against its manifest; DamagedFile names the first one
+    that is missing, differs, or is not listed. False: the directory has no manifest to check."""
+    folder = Path(folder)
+    expected = read_manifest(folder)
+    if expected is None:
+        return False
+    files = _model_files(folder)
+    state = tuple((f.relative_to(folder).as_posix(), (s := f.stat()).st_size, s.st_mtime_ns) for f in files)
+    if _VERIFIED.get(str(folder.resolve())) == state:
+        return True
+    for name, digest in expected.items():
+        file = folder / name
+        if not file.is_file():
+            raise DamagedFile(file, "missing, though the manifest written with the model lists it", owner=folder)
+        if sha256_of(file) != digest:
+            raise DamagedFile(file, f"differs from the sha256 in {MANIFEST}, written with the model", owner=folder)
+    for file in files:
+        if file.relative_to(folder).as_posix() not in expected:
+            raise DamagedFile(file, f"not in {MANIFEST}, written with the model (added since)", owner=folder)
+    _VERIFIED[str(folder.resolve())] = state
+    return True
+
+
+def unreadable_file(folder) -> DamagedFile | None:
+    """The first weights or JSON file of a model directory that cannot be read, if any."""
+    for file in sorted(Path(folder).rglob("*")):
+        try:
+            if file.suffix == ".safetensors":
+                check_safetensors(file)
+            elif file.suffix == ".json":
+                read_json(file)
+        except DamagedFile as damaged:
+            return damaged
+    return None
+
+
+def load_pretrained(loader, path, **options):
+    """`loader.from_pretrained(path, **options)` (an Auto class), a local directory first checked
+    against its manifest; a file that fails to load is named (DamagedFile) instead of a library
+    error without its path."""
+    local = Path(path).is_dir()
+    if local:
+        verify_model_directory(path)
+    try:
+        return loader.from_pretrained(path, **options)
+    except Exception:
+        damaged = unreadable_file(path) if local else None
+        if damaged is not None:
+            raise damaged from None
+        raise
+
+
+def directory_fingerprint(path: str | Path) -> str:
+    """Content hash of a local model directory (weights, config, tokenizer; not its manifest): a
+    retrained model saved at the same path gets a new identity, a copy of the same model keeps it."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in Path(path).rglob("*") if p.is_file() and p.name != MANIFEST):
         digest.update(file.relative_to(path).as_posix().encode())
         size = file.stat().st_size
         digest.update(str(size).encode())

@@ -15,7 +15,7 @@ from ..engine.run import TrainingRun
 from ..engine.settings import TrainSettings
 from ..models.builders import build_char_model
 from ..models.char_tokenizer import build_char_tokenizer
-from ..models.storage import save_hf_directory
+from ..models.storage import load_pretrained, save_hf_directory
 from .corpus import build_corpus, corpus_hash
 
 
@@ -120,5 +120,5 @@ def induction_probe(model_dir, length: int = 5, count: int = 32, seed: int = 0):
     """`probe_heads` of a saved model (in float32)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    return probe_heads(model, AutoTokenizer.from_pretrained(model_dir), length, count, seed)
+    model = load_pretrained(AutoModelForCausalLM, model_dir, dtype=torch.float32).eval()
+    return probe_heads(model, load_pretrained(AutoTokenizer, model_dir), length, count, seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..results.files import read_frame
 from ..results.provenance import collect
 from ..results.references import lorem_reference
 from ..results.tables import to_markdown, write_table
@@ -17,7 +18,7 @@ BINARY = {"exact", "too_short"}
 
 
 def predictions(paths) -> pl.DataFrame:
-    return pl.concat([pl.read_parquet(p) for p in paths], how="diagonal")
+    return pl.concat([read_frame(p) for p in paths], how="diagonal")
 
 
 def _intervals(frame: pl.DataFrame, measures: list[str]) -> pl.DataFrame:
@@ -136,7 +137,7 @@ def write_realistic_table(paths, pairs_path, section: dict, outputs) -> None:
     provenance = collect(section)
     table = realistic_table(paths, section["models"])
     write_table(table, outputs, provenance,
-                markdown=realistic_markdown(table, pl.read_parquet(pairs_path), provenance))
+                markdown=realistic_markdown(table, read_frame(pairs_path), provenance))
 
 
 def write_realistic_pairs(paths, section: dict, outputs) -> None:

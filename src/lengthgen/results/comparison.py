@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..tasks import MIRROR_PAIRS, LengthBin, get_task
+from .files import read_frame
 from .tables import to_markdown
 
 
@@ -75,5 +76,5 @@ def write_comparison_table(scratch_path, icl_path, finetune_path, section: dict,
     from .tables import write_table
 
     provenance = collect(section)
-    rows = comparison_rows(*(pl.read_parquet(p) for p in (scratch_path, icl_path, finetune_path)))
+    rows = comparison_rows(*(read_frame(p) for p in (scratch_path, icl_path, finetune_path)))
     write_table(rows, outputs, provenance, markdown=comparison_markdown(rows, provenance))

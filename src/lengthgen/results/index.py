@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .files import read_frame
 from .tables import read_provenance
 
 SHOWN_INPUTS = 5
@@ -16,7 +17,7 @@ def tables_index(made: dict, paths) -> pl.DataFrame:
         record, inputs = read_provenance(path), entry["inputs"]
         rows.append({"table": name, "parquet": str(path), "rule": entry["rule"], "inputs": len(inputs),
                      "input_files": "; ".join(inputs[:SHOWN_INPUTS]) + (" ..." if len(inputs) > SHOWN_INPUTS else ""),
-                     "rows": pl.read_parquet(path).height, "table_config_hash": record["config_hash"],
+                     "rows": read_frame(path).height, "table_config_hash": record["config_hash"],
                      "table_code_version": record["code_version"]})
     return pl.DataFrame(rows)
 

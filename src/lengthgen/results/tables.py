@@ -12,6 +12,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .files import read_schema
+
 PROVENANCE_KEY = b"lengthgen.provenance"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -59,7 +61,7 @@ def with_provenance_columns(frame: pl.DataFrame, provenance: dict) -> pl.DataFra
 
 
 def read_provenance(path) -> dict:
-    metadata = pq.read_schema(path).metadata or {}
+    metadata = read_schema(path).metadata or {}
     if PROVENANCE_KEY not in metadata:
         raise ValueError(f"{path} carries no lengthgen provenance")
     return json.loads(metadata[PROVENANCE_KEY])

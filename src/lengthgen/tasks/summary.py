@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import polars as pl
-import pyarrow.parquet as pq
 
+from ..results.files import read_table
 from .definitions import get_task
 
 
@@ -24,7 +24,7 @@ def _checks(row: dict) -> dict:
 
 def summarise_file(path) -> dict:
     """One summary row for one data file."""
-    table = pq.read_table(path).to_pylist()
+    table = read_table(path).to_pylist()
     first = table[0]
     task = get_task(first["task"])
     checks = [_checks(row) for row in table]
