@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
-from ..models.positions import position_limit
+from ..models.positions import check_fits
 from ..runtime import input_device
 
 
@@ -45,11 +45,8 @@ def greedy_decode(model, tokenizer, requests: list[Request], batch_size: int = 1
     pad_id = padding_id(tokenizer)
     eos_ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
     encoded = [tokenizer(r.prompt, add_special_tokens=False).input_ids for r in requests]
-    limit = position_limit(model)
-    longest = max((len(e) + r.max_new_tokens for e, r in zip(encoded, requests)), default=0)
-    if limit is not None and longest > limit:
-        raise ValueError(f"a prompt and its answer budget need {longest} positions, more than the model's {limit}: "
-                         "use shorter lengths (or fewer shots) for this model")
+    check_fits(model, max((len(e) + r.max_new_tokens for e, r in zip(encoded, requests)), default=0),
+               "a prompt and its answer budget")
     order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]))
     answers: list[str | None] = [None] * len(requests)
     bar = tqdm(total=len(requests), disable=not progress, desc="decode", unit="ex")

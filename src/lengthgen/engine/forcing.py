@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 from tqdm.auto import tqdm
 
-from ..models.positions import position_limit
+from ..models.positions import check_fits
 from ..runtime import input_device
 from .decoding import padding_id, stop_cut
 
@@ -68,11 +68,7 @@ def _sliding(model) -> bool:
 @torch.no_grad()
 def force(model, tokenizer, items: list[ForcedItem], batch_size: int = 16, progress: bool = False) -> list[Forced]:
     """Teacher-forced reading of every item, and the greedy completion of those with a budget."""
-    limit = position_limit(model)
-    longest = max((len(i.prompt) + max(len(i.answer), i.budget) for i in items), default=0)
-    if limit is not None and longest > limit:
-        raise ValueError(f"a prompt and its answer need {longest} positions, more than the model's {limit}: "
-                         "use shorter lengths (or fewer shots) for this model")
+    check_fits(model, max((len(i.prompt) + max(len(i.answer), i.budget) for i in items), default=0))
     order = sorted(range(len(items)), key=lambda i: -len(items[i].prompt))
     results: list[Forced | None] = [None] * len(items)
     bar = tqdm(total=len(items), disable=not progress, desc="forced", unit="ex")
