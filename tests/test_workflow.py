@@ -73,7 +73,7 @@ def test_figures_tables_index_and_report(finished):
         assert (results / "figures" / f"{stem}.png").stat().st_size > 1000
         assert (results / "figures" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
     index = pl.read_parquet(results / "tables" / "index.parquet")
-    assert index.get_column("table").to_list() == ["theory", "data_summary", "theory_check", "scratch"]
+    assert index.get_column("table").to_list() == ["theory", "data_summary", "theory_check", "scratch", "scratch_pairs"]
     assert index.filter(pl.col("table") == "scratch").get_column("rule").item() == "scratch_table"
     assert {"config_hash", "code_version", "device", "seed"} <= set(index.columns)
     assert (results / "tables" / "scratch.csv").read_text().startswith("system,task,family,bin,accuracy")
@@ -87,7 +87,8 @@ def test_figures_tables_index_and_report(finished):
 
 
 # Rules downstream of any change: tables (with their CSV twins) and their index, figures.
-DOWNSTREAM = {"data_summary", "theory_check", "scratch_table", "tables_index", "figure_scratch", "all"}
+DOWNSTREAM = {"data_summary", "theory_check", "scratch_table", "scratch_pairs", "tables_index", "figure_scratch",
+              "all"}
 # Of those, the tables of the task data alone: a change that keeps the data keeps them.
 DATA_TABLES = {"data_summary", "theory_check"}
 

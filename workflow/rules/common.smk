@@ -84,9 +84,11 @@ TABLES_MADE = {
     "data_summary": ("data_summary", "0 Data and theory", lambda: True),
     "theory_check": ("theory_check", "0 Data and theory", lambda: True),
     "scratch": ("scratch_table", "1 From scratch", lambda: scratch_enabled()),
+    "scratch_pairs": ("scratch_pairs", "1 From scratch", lambda: scratch_enabled()),
     "icl": ("icl_table", "2 In context", lambda: icl_enabled()),
     "icl_pairs": ("icl_pairs", "2 In context", lambda: icl_enabled()),
     "finetune": ("finetune_table", "3 Fine-tuned", lambda: finetune_enabled()),
+    "finetune_pairs": ("finetune_pairs", "3 Fine-tuned", lambda: finetune_enabled()),
     "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
     "heads": ("heads_table", "5 Mechanism", lambda: mechanism_enabled()),
     "patching": ("patching_table", "5 Mechanism", lambda: mechanism_enabled()),
@@ -276,6 +278,13 @@ def scratch_evals():
                   seed=config["seeds"])
 
 
+def scratch_eval_inputs():
+    """Every data file the from-scratch models are evaluated on (the pairs table reads each example's
+    input, to pair two tasks' examples only where they are the same)."""
+    return [f for name in config["tasks"] for seed in config["seeds"]
+            for f in scratch_eval_data(SimpleNamespace(task=name, seed=seed))]
+
+
 def scratch_outputs():
     return list(rules.scratch_table.output) if scratch_enabled() else []
 
@@ -360,6 +369,12 @@ def finetune_eval_data(wildcards):
 def finetune_evals():
     return expand(f"{FINETUNE}/eval.parquet", model=config["finetune"]["models"], task=config["tasks"],
                   seed=config["seeds"])
+
+
+def finetune_eval_inputs():
+    """Every data file the fine-tuned models are evaluated on (for the pairs table, as from scratch)."""
+    return [f for name in config["tasks"] for seed in config["seeds"]
+            for f in finetune_eval_data(SimpleNamespace(task=name, seed=seed))]
 
 
 def finetune_outputs():
