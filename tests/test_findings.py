@@ -253,3 +253,29 @@ def test_no_verdict_is_missing(verdict_column):
     frame = findings_table({})
     assert frame[verdict_column].null_count() == 0 and set(frame[verdict_column]) == {NOT_RUN}
 
+
+# -- the command line -----------------------------------------------------------------------------
+def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from lengthgen.cli import main
+    from lengthgen.results.findings import write_findings
+
+    bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT)]).write_parquet(tmp_path / "scratch_pairs.parquet")
+    outputs = SimpleNamespace(**{kind: tmp_path / f"findings.{ext}"
+                                 for kind, ext in (("parquet", "parquet"), ("markdown", "md"), ("csv", "csv"))})
+    write_findings({"scratch_pairs": tmp_path / "scratch_pairs.parquet"}, {"tables": ["scratch_pairs"]}, outputs)
+    assert main(["findings", str(outputs.parquet)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == outputs.markdown.read_text()  # what the rule wrote, verdicts first
+    assert printed.startswith("# Did the paper's findings reproduce here?") and "| **shown** |" in printed
+    assert "expressible tasks above" in pl.read_csv(outputs.csv)["claim"][0]
+
+
+def test_the_command_says_how_to_make_a_missing_table(tmp_path, capsys):
+    from lengthgen.cli import main
+
+    assert main(["findings", str(tmp_path / "findings.parquet")]) == 2
+    error = capsys.readouterr().err
+    assert error.strip().splitlines() == [
+        f"lengthgen: {tmp_path / 'findings.parquet'} not found: run `snakemake results/tables/findings.md` first"]
