@@ -5,6 +5,7 @@ import polars as pl
 import pytest
 
 from lengthgen.results.findings import (
+    BOTH_FAIL,
     CONTRADICTED,
     NOISE,
     NOT_RUN,
@@ -68,8 +69,16 @@ def test_from_scratch_shown_on_the_longest_bins_only():
     frame = from_scratch_finding(table)
     assert verdicts(frame, "expressible tasks above") == ([SHOWN] * 3, [SHOWN])
     assert verdicts(frame, "mirror pairs agree") == ([SHOWN], [SHOWN])
+    assert set(frame["note"]) == {""}
     assert set(frame["length"]) == {"31-45", "26-32"} and set(frame["system"]) == {"ape"}
     assert set(frame["finding"]) == {1} and set(frame["measure"]) == {"teacher-forced exact match"}
+
+
+def test_an_agreement_of_two_failing_tasks_is_shown_and_says_so():
+    frame = from_scratch_finding(bins_pairs([mirror("UR", "UL", 0.01, 0.0, -0.01, 0.03)]))
+    assert verdicts(frame, "mirror pairs agree") == ([SHOWN], [SHOWN])
+    assert frame.filter(pl.col("verdict") == SHOWN)["note"].to_list() == [BOTH_FAIL]
+    assert "1 of them both below 0.5: they agree by failing alike" in findings_markdown(frame)
 
 
 def test_from_scratch_contradicted():
@@ -244,7 +253,7 @@ def test_the_table_has_every_finding_in_order_and_its_markdown_opens_with_the_ve
     assert markdown.startswith("# Did the paper's findings reproduce here?")
     glance, details = markdown.split("## The comparisons")
     assert glance.count("| **shown** |") == 2 and glance.count("| **not run** |") == 8
-    assert "UR 0.99 [0.94, 1.04]" in details and "McNemar exact, p = 0.001, 100 pairs" in details
+    assert "UR: 0.99 [0.94, 1.04]" in details and "McNemar exact, p = 0.001, 100 pairs" in details
     assert "0.99 vs 0.47 (App. B, APE, 101-150)" in details and "config hash abc" in markdown
 
 

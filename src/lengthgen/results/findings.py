@@ -101,6 +101,15 @@ def agree_verdict(row: dict, margin: float = MIRROR_TOLERANCE) -> str:
     return NOISE
 
 
+FAILING = 0.5  # a side whose whole interval is below this does not do the task
+BOTH_FAIL = f"both below {FAILING}: they agree by failing alike, not by generalising"
+
+
+def both_fail(row: dict) -> bool:
+    """An agreement that says nothing about generalisation: both sides' intervals below FAILING."""
+    return all(not _missing(row.get(f"{side}_high")) and row[f"{side}_high"] < FAILING for side in ("first", "second"))
+
+
 def claim_verdict(verdicts: list[str]) -> str:
     """A claim over its comparisons: any contradicted, all shown, else noise (not run when none ran)."""
     ran = [v for v in verdicts if v != NOT_RUN]
@@ -120,6 +129,8 @@ def _comparison(finding: int, claim: str, kind: str, pair: dict, *, system: str,
                length=length, kind=kind, source=SOURCES[finding], note="", paper_first=paper[0],
                paper_second=paper[1], paper_setting=paper[2])
     row["verdict"] = above_verdict(pair) if kind == ABOVE else agree_verdict(pair)
+    if kind == AGREE and both_fail(pair):
+        row["note"] = BOTH_FAIL
     return row
 
 
@@ -309,7 +320,7 @@ def findings_table(tables: dict[str, pl.DataFrame], model_paths: dict[str, str] 
 
 # -- markdown -------------------------------------------------------------------------------------
 def _side(row: dict, side: str) -> str:
-    return (f"{row[side]} {row[f'{side}_value']:.2f} {interval_text(row[f'{side}_low'], row[f'{side}_high'])}"
+    return (f"{row[side]}: {row[f'{side}_value']:.2f} {interval_text(row[f'{side}_low'], row[f'{side}_high'])}"
             .strip())
 
 
@@ -339,6 +350,8 @@ def glance(frame: pl.DataFrame) -> pl.DataFrame:
     for (finding, claim, system, measure), group in frame.group_by(["finding", "claim", "system", "measure"],
                                                                    maintain_order=True):
         counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE) if (n := (group["verdict"] == v).sum())]
+        if failing := (group["note"] == BOTH_FAIL).sum():
+            counts.append(f"{failing} of them {BOTH_FAIL}")
         name = "" if finding in named else _finding_name(finding)  # each finding named on its first line
         named.add(finding)
         rows.append({"finding": name, "claim": claim, "system": system, "measure": measure,
@@ -353,7 +366,8 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
     details = pl.DataFrame([{
         "finding": r["finding"], "system": r["system"], "measure": r["measure"], "length": r["length"],
         "comparison": r["kind"], "first": _side(r, "first"), "second": _side(r, "second"), "test": _test(r),
-        "paper": _paper(r), "verdict": r["verdict"]} for r in ran.iter_rows(named=True)])
+        "paper": _paper(r), "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else "")}
+        for r in ran.iter_rows(named=True)])
     parts = ["# Did the paper's findings reproduce here?", "",
              "One line per finding, claim, system and measure. A claim is **shown** when every comparison it "
              "makes is shown, **contradicted** when any goes significantly the other way, otherwise **not "
@@ -362,7 +376,8 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
              f"comparison \"above\": first is the side the paper expects higher; shown when the test's p < {LEVEL} "
              f"with that sign, contradicted when p < {LEVEL} with the other. \"agree\": an expressible mirror pair "
              f"(right/forward task first); shown when the 95% interval of the difference lies inside "
-             f"±{MIRROR_TOLERANCE}, contradicted when it lies wholly outside. Values with their 95% intervals; the "
+             f"±{MIRROR_TOLERANCE}, contradicted when it lies wholly outside (a note says when both sides are "
+             f"below {FAILING}: agreement then is not generalisation). Values with their 95% intervals; the "
              "paper's numbers where it reports them, with the setting they are from.", "",
              to_markdown(details) if details.height else "(no stage ran)\n"]
     if provenance:
