@@ -147,8 +147,8 @@ def findings_outputs():
 
 
 def table_inputs(name):
-    """The files a table's rule reads (the findings': its input function's, never the function itself,
-    whose text would change the index's params on every run)."""
+    """The files each table is made from. For the findings, the files its input function gives, never
+    the function itself, whose text would change the index's params on every run."""
     if name == "findings":
         return sorted(findings_inputs(None).values())
     return sorted(map(str, getattr(rules, TABLES_MADE[name][0]).input))
