@@ -102,3 +102,8 @@ def test_pairs_test_on_the_same_examples_only_where_the_inputs_are_the_same():
 def test_pairs_leave_out_a_measure_not_scored():
     pairs = bin_pairs(evals({"UR": [True] * 4, "UL": [True] * 4}, greedy=False))
     assert pairs["measure"].to_list() == ["teacher_forced"]
+
+
+def test_pairs_of_tasks_without_a_comparison_are_an_empty_table_with_its_columns():
+    pairs = bin_pairs(evals({"UR": [True] * 4, "UF": [True] * 4}))
+    assert pairs.is_empty() and {"system", "measure", "difference_low", "p"} <= set(pairs.columns)

@@ -7,9 +7,11 @@ import pytest
 from lengthgen.results.findings import (
     BOTH_FAIL,
     CONTRADICTED,
+    NO_PAIRS,
     NOISE,
     NOT_RUN,
     SHOWN,
+    STAGE_OFF,
     ambiguity_finding,
     findings_markdown,
     findings_table,
@@ -240,6 +242,18 @@ def test_mechanism_each_outcome_for_pretrained_models_only():
     assert trained_only["verdict"].to_list() == [NOT_RUN, NOT_RUN]
     assert set(trained_only["note"]) == {"no pretrained model in mechanism.models"}
     assert mechanism_finding(None)["verdict"].to_list() == [NOT_RUN, NOT_RUN]
+
+
+# -- every finding -------------------------------------------------------------------------------
+@pytest.mark.parametrize("finding", [from_scratch_finding, in_context_finding, fine_tuning_finding,
+                                     ambiguity_finding, git_finding, mechanism_finding])
+def test_a_stage_that_compared_nothing_is_not_run(finding):
+    """A stage whose tasks hold no pair writes a pairs table without rows (from the in-context,
+    realistic and mechanism stages, without columns either)."""
+    for empty in (pl.DataFrame(), pl.DataFrame(schema={"model": pl.String, "measure": pl.String})):
+        frame = finding(empty)
+        assert set(frame["verdict"]) == {NOT_RUN} and set(frame["note"]) == {NO_PAIRS}
+    assert set(finding(None)["note"]) == {STAGE_OFF}
 
 
 # -- the whole table ------------------------------------------------------------------------------

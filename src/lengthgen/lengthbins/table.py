@@ -158,6 +158,16 @@ INPUT_COLUMNS = ["task", "seed", "bin", "example", "context", "query"]
 MEASURES = (("teacher_forced", "teacher-forced exact match"), ("greedy", "greedy exact match"))
 
 
+PAIRS_SCHEMA = {
+    "system": pl.String, "family": pl.String, "bin": pl.String, "comparison": pl.String, "first": pl.String,
+    "second": pl.String, "measure": pl.String, "test": pl.String, "pairs": pl.Int64, "first_value": pl.Float64,
+    "first_low": pl.Float64, "first_high": pl.Float64, "second_value": pl.Float64, "second_low": pl.Float64,
+    "second_high": pl.Float64, "difference": pl.Float64, "p": pl.Float64, "significant": pl.Boolean,
+    "verdict": pl.String, "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
+    "difference_high": pl.Float64,
+}
+
+
 def read_inputs(data_paths) -> pl.DataFrame:
     """Each evaluated example's input (context and query), read from the data files, so a comparison
     knows whether two tasks were asked the same examples."""
@@ -220,7 +230,7 @@ def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None) -> pl.Dat
                                  "comparison": kind, "first": first, "second": second, "measure": measure,
                                  **binary_comparison(a[measure].to_list(), b[measure].to_list(), paired,
                                                      f"{first} above", f"{second} above")})
-    return pl.DataFrame(rows, schema_overrides={"p": pl.Float64, "pairs": pl.Int64})
+    return pl.DataFrame(rows, schema=PAIRS_SCHEMA) if rows else pl.DataFrame(schema=PAIRS_SCHEMA)
 
 
 def pairs_markdown(pairs: pl.DataFrame, title: str, system_label: str, provenance: dict) -> str:

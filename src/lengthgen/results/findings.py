@@ -156,8 +156,19 @@ def _frame(finding: int, rows: list[dict], why_not: str) -> pl.DataFrame:
             .with_row_index("_row").sort("_claim", "_row").drop("_claim", "_row"))
 
 
-def _stage_off(finding: int) -> pl.DataFrame:
-    return _frame(finding, [], "the config turned the stage off")
+STAGE_OFF = "the config turned the stage off"
+NO_PAIRS = "the stage compared nothing: the config's tasks hold no pair"
+
+
+def _nothing_to_compare(finding: int, pairs: pl.DataFrame | None) -> pl.DataFrame | None:
+    """The finding's `not run` rows when its stage was off (no table) or its table is empty (a
+    stage's pairs table has no rows, nor always columns, when the tasks hold no pair); None when
+    there are rows to read."""
+    if pairs is None:
+        return _frame(finding, [], STAGE_OFF)
+    if pairs.is_empty() or "measure" not in pairs.columns:
+        return _frame(finding, [], NO_PAIRS)
+    return None
 
 
 def _longest(pairs: pl.DataFrame) -> pl.DataFrame:
@@ -197,8 +208,8 @@ def _scratch_paper(pair: dict) -> tuple:
 def from_scratch_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
     """1 (App. B), per positional encoding, from `scratch_pairs`: on each family's longest bin every
     expressible task above every inexpressible one, and the expressible mirror pairs in agreement."""
-    if pairs is None:
-        return _stage_off(1)
+    if (nothing := _nothing_to_compare(1, pairs)) is not None:
+        return nothing
     return _frame(1, _theory_split(1, pairs, SCRATCH_ABOVE, SCRATCH_AGREE, _scratch_paper),
                   "the config's tasks hold no such pair")
 
@@ -214,8 +225,8 @@ def fine_tuning_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
     """3 (4.3), per fine-tuned model, from `finetune_pairs`: out of distribution (the longest bin)
     the expressible mirror pairs agree, and the inexpressible tasks stay below the expressible ones
     of their family."""
-    if pairs is None:
-        return _stage_off(3)
+    if (nothing := _nothing_to_compare(3, pairs)) is not None:
+        return nothing
     return _frame(3, _theory_split(3, pairs, FINETUNE_ABOVE, FINETUNE_AGREE, _finetune_paper),
                   "the config's tasks hold no such pair")
 
@@ -227,8 +238,8 @@ def in_context_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
     """2 (4.1), per model and measure (greedy exact match; teacher-forced symbol accuracy), from
     `icl_pairs` (pooled over lengths, seeds and prompt variants): each forward copy above its backward
     mirror, each right-hand retrieval above its left mirror."""
-    if pairs is None:
-        return _stage_off(2)
+    if (nothing := _nothing_to_compare(2, pairs)) is not None:
+        return nothing
     rows = []
     for pair in pairs.filter(pl.col("measure").is_in(list(ICL_MEASURES))).iter_rows(named=True):
         task = get_task(pair["first"])
@@ -257,8 +268,8 @@ def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: dict[str, str] | 
     """4 (4.2), per model, from `realistic_pairs` over all lengths: lorem-ipsum copying scores higher
     after unambiguous tokens than after ambiguous ones, greedily (the ambiguity scorer) and
     teacher-forced. model_paths: registry name -> hub path, to find the paper's numbers."""
-    if pairs is None:
-        return _stage_off(4)
+    if (nothing := _nothing_to_compare(4, pairs)) is not None:
+        return nothing
     rows = []
     lorem = pairs.filter((pl.col("task") == "lorem") & (pl.col("length") == "all")
                          & pl.col("measure").is_in(list(LOREM_MEASURES)))
@@ -276,8 +287,8 @@ def git_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
     """5 (4.2), per model, from `realistic_pairs` over all lengths: revert above cherry-pick, by exact
     match and teacher-forced at line starts (the one place the two directions differ). The authors'
     repository stores no numbers for it."""
-    if pairs is None:
-        return _stage_off(5)
+    if (nothing := _nothing_to_compare(5, pairs)) is not None:
+        return nothing
     rows = [_comparison(5, GIT, ABOVE, pair, system=pair["model"], measure=GIT_MEASURES[pair["measure"]],
                         length="all")
             for pair in pairs.filter((pl.col("task") == "git") & (pl.col("length") == "all")
@@ -293,8 +304,8 @@ def mechanism_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
     the best induction head above the best anti-induction head, and removing induction edges costing
     forward copies more than removing anti-induction edges costs backward copies. Models this run
     trained on one direction are left out: the paper's claim is about pretraining."""
-    if pairs is None:
-        return _stage_off(6)
+    if (nothing := _nothing_to_compare(6, pairs)) is not None:
+        return nothing
     rows = []
     pretrained = pairs.filter(pl.col("model").str.starts_with(PRETRAINED))
     for pair in pretrained.filter(pl.col("measure").is_in(["best head score", "loss change"])).iter_rows(named=True):
