@@ -3,7 +3,8 @@
 import polars as pl
 import pytest
 
-from lengthgen.lengthbins.table import bin_table, theory_split
+from lengthgen.lengthbins.table import accuracy_intervals, bin_pairs, bin_table, per_run_accuracy, theory_split
+from lengthgen.stats import difference_interval, fisher_exact, mcnemar, wilson
 
 
 def results(accuracies: dict[tuple[str, str], list[float]]) -> pl.DataFrame:
@@ -46,3 +47,63 @@ def test_split_fails_when_an_expressible_mirror_pair_differs():
     bad = {**GOOD, ("UL", "long"): [0.7, 0.7]}
     problems = theory_split(bin_table(results(bad), BINS), BINS)
     assert problems == ["ape: UR and UL differ by 0.25"]
+
+
+# -- intervals and pairs --------------------------------------------------------------------------
+def evals(outcomes: dict[str, list[bool]], length_bin="9-12", greedy=True) -> pl.DataFrame:
+    """Per-example rows of one system and seed: task -> each example's teacher-forced outcome."""
+    return pl.DataFrame([{"system": "ape", "task": task, "seed": 0, "bin": length_bin, "length": 5,
+                          "teacher_forced": right, "greedy": right if greedy else None, "example": k}
+                         for task, per_example in outcomes.items() for k, right in enumerate(per_example)],
+                        schema_overrides={"greedy": pl.Boolean})
+
+
+def inputs(contexts: dict[str, list[list[int]]], length_bin="9-12") -> pl.DataFrame:
+    return pl.DataFrame([{"task": task, "seed": 0, "bin": length_bin, "example": k, "context": context, "query": 1}
+                         for task, per_example in contexts.items() for k, context in enumerate(per_example)])
+
+
+def test_wilson_interval_per_cell_pooled_over_seeds():
+    frame = pl.concat([evals({"UR": [True] * 8 + [False] * 2}, "long"),
+                       evals({"UR": [True] * 10}, "long").with_columns(pl.lit(1, pl.Int64).alias("seed"))])
+    cell = accuracy_intervals(frame).row(0, named=True)
+    assert cell["examples"] == 20
+    assert (cell["accuracy_low"], cell["accuracy_high"]) == pytest.approx(wilson(18, 20))
+    table = bin_table(per_run_accuracy(frame), BINS, intervals=accuracy_intervals(frame))
+    assert table.select("examples", "accuracy_low").row(0) == (20, pytest.approx(wilson(18, 20)[0]))
+
+
+def test_pairs_test_on_the_same_examples_only_where_the_inputs_are_the_same():
+    same = [[k, k + 1, k + 2] for k in range(12)]
+    outcomes = {"UR": [True] * 12, "UL": [False] * 10 + [True] * 2, "NRLast": [False] * 6 + [True] * 6}
+    pairs = bin_pairs(evals(outcomes), inputs({"UR": same, "UL": same, "NRLast": [[9, 9, 9]] * 12}))
+    assert pairs.select("comparison", "first", "second").unique(maintain_order=True).rows() == [
+        ("mirror pair", "UR", "UL"), ("expressible above inexpressible", "UR", "NRLast"),
+        ("expressible above inexpressible", "UL", "NRLast")]
+    teacher = {(r["first"], r["second"]): r for r in pairs.filter(pl.col("measure") == "teacher_forced")
+               .iter_rows(named=True)}
+    mirror = teacher[("UR", "UL")]
+    assert (mirror["test"], mirror["pairs"]) == ("McNemar exact", 12)
+    assert mirror["p"] == pytest.approx(mcnemar(outcomes["UR"], outcomes["UL"])["p"])
+    assert (mirror["difference_low"], mirror["difference_high"]) == pytest.approx(
+        difference_interval(outcomes["UR"], outcomes["UL"], paired=True))
+    split = teacher[("UR", "NRLast")]
+    assert (split["test"], split["pairs"]) == ("Fisher exact", None)
+    assert split["p"] == pytest.approx(fisher_exact(12, 12, 6, 12)) and split["significant"]
+    assert split["difference"] == pytest.approx(0.5) and split["verdict"].startswith("UR above")
+    # The authors' unique retrieval puts the left task's query one place further: not the same inputs.
+    moved = bin_pairs(evals(outcomes), inputs({"UR": same, "UL": [c[1:] + [0] for c in same], "NRLast": same}))
+    assert moved.filter(pl.col("second") == "UL")["test"].unique().to_list() == ["Fisher exact"]
+    same_inputs = moved.filter((pl.col("first") == "UR") & (pl.col("second") == "NRLast"))
+    assert same_inputs["test"].unique().to_list() == ["McNemar exact"]
+    assert bin_pairs(evals(outcomes))["test"].unique().to_list() == ["Fisher exact"]  # no inputs: nothing paired
+
+
+def test_pairs_leave_out_a_measure_not_scored():
+    pairs = bin_pairs(evals({"UR": [True] * 4, "UL": [True] * 4}, greedy=False))
+    assert pairs["measure"].to_list() == ["teacher_forced"]
+
+
+def test_pairs_of_tasks_without_a_comparison_are_an_empty_table_with_its_columns():
+    pairs = bin_pairs(evals({"UR": [True] * 4, "UF": [True] * 4}))
+    assert pairs.is_empty() and {"system", "measure", "difference_low", "p"} <= set(pairs.columns)

@@ -110,6 +110,11 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     patching = pl.read_parquet(tables / "patching.parquet")
     assert set(patching.get_column("condition")) >= {"none", "remove_induction", "remove_anti_induction"}
     assert "induction" in (tables / "heads.md").read_text()
+    # Every stage but the realistic tasks ran: each of their findings has a verdict.
+    findings = pl.read_parquet(tables / "findings.parquet")
+    judged = findings.filter(pl.col("verdict") != "not run")
+    assert set(judged["finding"]) == {1, 2, 3, 6} and set(judged["system"]) == {"ape", "tiny"}
+    assert set(findings.filter(pl.col("finding").is_in([4, 5]))["verdict"]) == {"not run"}
     from transformers import AutoModelForCausalLM
     tuned = tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model"
     assert AutoModelForCausalLM.from_pretrained(tuned).config.model_type == "gpt2"
@@ -121,9 +126,10 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     jobs = planned_jobs(tmp_path, config)
     assert [w for rule, w in jobs if rule == "finetune_eval"] == [{"model": "tiny", "task": "UF", "seed": "0"}]
     assert [w for rule, w in jobs if rule == "mechanism"] == [{"subject": "finetune-tiny-UF-seed0"}]
-    assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "comparison_table", "figure_finetune",
-                                          "figure_comparison", "mechanism", "heads_table", "patching_table",
-                                          "figure_mechanism", "tables_index", "all"}
+    assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "finetune_pairs", "comparison_table",
+                                          "figure_finetune", "figure_comparison", "mechanism", "heads_table",
+                                          "patching_table", "mechanism_pairs", "findings", "figure_mechanism",
+                                          "tables_index", "all"}
     # Other fine-tuning settings: every fine-tuned model, and only what follows from them.
     config["finetune"]["training"]["lr"] = 2e-3
     rules = {rule for rule, _ in planned_jobs(tmp_path, config)}

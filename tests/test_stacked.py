@@ -119,7 +119,8 @@ def test_stacked_jobs_write_the_models_one_job_per_run_writes(tmp_path):
     jobs = planned_jobs(tmp_path / "stacked", stacked_config(True))
     trains = sorted(rule for rule, _ in jobs if rule.startswith("scratch_"))
     # UR with its mirror UL (same settings), NB alone (its mirror NF is not in the grid); every seed.
-    assert [r for r in trains if r != "scratch_eval"] == ["scratch_stack_NB", "scratch_stack_UR_UL", "scratch_table"]
+    assert [r for r in trains if r != "scratch_eval"] == ["scratch_pairs", "scratch_stack_NB", "scratch_stack_UR_UL",
+                                                          "scratch_table"]
     for name, stack in (("single", False), ("stacked", True)):
         run = snakemake(tmp_path / name, stacked_config(stack), *TRAINED)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from lengthgen.stats import (
+    binary_comparison,
     binomial_two_sided,
     bootstrap_mean,
+    difference_interval,
+    fisher_exact,
     mcnemar,
     paired_permutation,
     verdict,
@@ -64,3 +67,42 @@ def test_a_verdict_names_a_direction_only_when_the_test_supports_one():
     assert verdict(0.3, 0.001, "right above", "left above") == "right above (p = 0.001)"
     assert verdict(-0.3, 0.001, "right above", "left above") == "left above (p = 0.001)"
     assert verdict(0.3, 0.2, "right above", "left above") == "not distinguishable from noise (p = 0.2)"
+
+
+def test_fisher_exact_against_hand_computed_tables():
+    # 3 of 4 against 1 of 4: tables at most as likely as the observed (k = 1, 3 right on the first side
+    # of 4 successes in 8) are k = 0, 1, 3, 4, of probability (1 + 16 + 16 + 1) / 70.
+    assert fisher_exact(3, 4, 1, 4) == pytest.approx(34 / 70)
+    assert fisher_exact(1, 10, 11, 14) == pytest.approx(0.0027594562)  # R: fisher.test(matrix(c(1, 9, 11, 3), 2))
+    assert fisher_exact(5, 10, 5, 10) == pytest.approx(1.0)
+    assert math.isnan(fisher_exact(0, 0, 3, 4))
+
+
+def test_newcombe_difference_interval():
+    # Independent samples: Newcombe (1998)'s example, 56/70 against 48/80, method 10: 0.0524 to 0.3339.
+    first, second = [True] * 56 + [False] * 14, [True] * 48 + [False] * 32
+    assert difference_interval(first, second, paired=False) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    # Paired: 1 both, 1 first only, 7 second only, 12 neither (the table Fagerland et al. use for it).
+    first = [True, True] + [False] * 7 + [False] * 12
+    second = [True, False] + [True] * 7 + [False] * 12
+    assert difference_interval(first, second, paired=True) == pytest.approx((-0.5069, -0.0256), abs=1e-4)
+    # Every example right on both sides: the interval is not [0, 0] but shrinks with the examples.
+    low, high = difference_interval([True] * 20, [True] * 20, paired=True)
+    assert low == pytest.approx(-high) and 0.1 < high < 0.2
+    assert difference_interval([True] * 300, [True] * 300, paired=True)[1] < 0.02
+    # Outcomes that agree more than chance narrow the paired interval against the unpaired one.
+    first, second = [True] * 40 + [False] * 50 + [True] * 10, [True] * 40 + [False] * 50 + [False] * 10
+    paired, unpaired = difference_interval(first, second, True), difference_interval(first, second, False)
+    assert paired[1] - paired[0] < unpaired[1] - unpaired[0]
+
+
+def test_binary_comparison_pairs_or_not():
+    first, second = [True] * 12, [False] * 10 + [True] * 2
+    paired = binary_comparison(first, second, paired=True)
+    assert (paired["test"], paired["pairs"], paired["p"]) == ("McNemar exact", 12, pytest.approx(2 * 0.5 ** 10))
+    unpaired = binary_comparison(first, second, paired=False, above="first above")
+    assert (unpaired["test"], unpaired["pairs"]) == ("Fisher exact", None)
+    assert unpaired["p"] == pytest.approx(fisher_exact(12, 12, 2, 12)) and unpaired["verdict"].startswith("first above")
+    assert (unpaired["first_low"], unpaired["first_high"]) == pytest.approx(wilson(12, 12))
+    assert unpaired["difference_low"] < unpaired["difference"] < unpaired["difference_high"]
+    assert binary_comparison([True] * 3, [False] * 5, paired=False)["second_examples"] == 5

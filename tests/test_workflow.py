@@ -79,7 +79,8 @@ def test_figures_tables_index_and_report(finished):
         assert (results / "figures" / f"{stem}.png").stat().st_size > 1000
         assert (results / "figures" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
     index = pl.read_parquet(results / "tables" / "index.parquet")
-    assert index.get_column("table").to_list() == ["theory", "data_summary", "theory_check", "scratch"]
+    assert index.get_column("table").to_list() == ["findings", "theory", "data_summary", "theory_check", "scratch",
+                                                   "scratch_pairs"]
     assert index.filter(pl.col("table") == "scratch").get_column("rule").item() == "scratch_table"
     assert {"config_hash", "code_version", "device", "seed"} <= set(index.columns)
     assert (results / "tables" / "scratch.csv").read_text().startswith("system,task,family,bin,accuracy")
@@ -90,10 +91,40 @@ def test_figures_tables_index_and_report(finished):
     # Each table's caption names that table (not the first file its rule read) and renders cleanly.
     assert "provenance results/tables/scratch.parquet" in html and "provenance results/scratch/" not in html
     assert "(WARNING/" not in run.stderr  # docutils: every caption is well-formed reStructuredText
+    # The report opens on the findings: the first category, named on the landing page.
+    assert "0 Findings" in html and "did the paper's findings reproduce here?" in html
+
+
+def test_findings_give_a_verdict_for_every_finding_the_run_ran(finished):
+    workdir, _ = finished
+    tables = workdir / "results" / "tables"
+    findings = pl.read_parquet(tables / "findings.parquet")
+    verdicts = {"shown", "contradicted", "not distinguishable from noise"}
+    # From scratch ran: both of its claims judged, on each family's longest bin (9-12), APE.
+    scratch = findings.filter(pl.col("finding") == 1)
+    assert set(scratch["verdict"]) <= verdicts and set(scratch["claim_verdict"]) <= verdicts
+    assert scratch.select("first", "second", "kind").rows() == [("UR", "NRLast", "above"), ("UL", "NRLast", "above"),
+                                                                ("UF", "NB", "above"), ("UR", "UL", "agree")]
+    assert set(scratch["system"]) == {"ape"} and set(scratch["length"]) == {"9-12"}
+    assert scratch.filter(pl.col("kind") == "agree")["difference_low"].is_not_null().all()
+    # Every other stage is off in the smoke preset.
+    others = findings.filter(pl.col("finding") != 1)
+    assert set(others["verdict"]) == {"not run"} and set(others["note"]) == {"the config turned the stage off"}
+    assert sorted(set(others["finding"])) == [2, 3, 4, 5, 6]
+    assert (tables / "findings.md").read_text().startswith("# Did the paper's findings reproduce here?")
+    # Mirror tasks of the controlled generator share their inputs: paired. UR and NRLast do not.
+    pairs = pl.read_parquet(tables / "scratch_pairs.parquet").filter(pl.col("measure") == "teacher_forced")
+    tests = {(r["first"], r["second"], r["bin"]): (r["test"], r["pairs"]) for r in pairs.iter_rows(named=True)}
+    assert tests[("UR", "UL", "9-12")] == ("McNemar exact", 20)
+    assert tests[("UR", "NRLast", "9-12")] == ("Fisher exact", None)
+    scratch_table = pl.read_parquet(tables / "scratch.parquet")
+    assert (scratch_table["accuracy_low"] <= scratch_table["accuracy"]).all()
+    assert (scratch_table["examples"] == 20).all()
 
 
 # Rules downstream of any change: tables (with their CSV twins) and their index, figures.
-DOWNSTREAM = {"data_summary", "theory_check", "scratch_table", "tables_index", "figure_scratch", "all"}
+DOWNSTREAM = {"data_summary", "theory_check", "scratch_table", "scratch_pairs", "findings", "tables_index",
+              "figure_scratch", "all"}
 # Of those, the tables of the task data alone: a change that keeps the data keeps them.
 DATA_TABLES = {"data_summary", "theory_check"}
 

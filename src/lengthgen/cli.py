@@ -22,7 +22,11 @@ def main(argv=None) -> int:
     check.add_argument("--cache", default="results/cache/predictions",
                        help="the prediction cache (icl.cache), relative to the project")
     check.add_argument("--configfile", help="the config the project ran with, repeated in the rebuild command")
+    found = commands.add_parser("findings", help="print which of the paper's findings a finished run shows")
+    found.add_argument("file", nargs="?", default="results/tables/findings.parquet")
     args = parser.parse_args(argv)
+    if args.command == "findings":
+        return print_findings(args.file)
     if args.command == "verify":
         from pathlib import Path
 
@@ -51,4 +55,24 @@ def main(argv=None) -> int:
             print(f"lengthgen: {error}", file=sys.stderr)
             return 2
         print(json.dumps(record, indent=2, sort_keys=True))
+    return 0
+
+
+def print_findings(path: str) -> int:
+    """The findings table of a finished run, as its markdown file shows it (verdicts first)."""
+    from pathlib import Path
+
+    import polars as pl
+
+    from .results.findings import findings_markdown
+
+    if not Path(path).is_file():
+        print(f"lengthgen: {path} not found: run `snakemake results/tables/findings.md` first", file=sys.stderr)
+        return 2
+    try:
+        frame, provenance = pl.read_parquet(path), read_provenance(path)
+        print(findings_markdown(frame, provenance), end="")
+    except (OSError, ValueError, pl.exceptions.PolarsError) as error:
+        print(f"lengthgen: {path}: {error}", file=sys.stderr)
+        return 2
     return 0

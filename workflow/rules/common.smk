@@ -78,21 +78,36 @@ def caption(name):
 
 
 # -- results tables ----------------------------------------------------------------------------
+# The report's categories, in the order the report lists them (it sorts them by name): the findings
+# first, the answer to "did the paper's findings reproduce here?".
+CATEGORIES = {
+    "findings": "0 Findings",
+    "data": "1 Data and theory",
+    "scratch": "2 From scratch",
+    "icl": "3 In context",
+    "finetune": "4 Fine-tuned",
+    "comparison": "5 Comparison",
+    "mechanism": "6 Mechanism",
+    "realistic": "7 Realistic tasks",
+}
 # Every table: the rule that writes it, its stage (report category), and whether this config makes it.
 TABLES_MADE = {
-    "theory": ("theory_table", "0 Data and theory", lambda: True),
-    "data_summary": ("data_summary", "0 Data and theory", lambda: True),
-    "theory_check": ("theory_check", "0 Data and theory", lambda: True),
-    "scratch": ("scratch_table", "1 From scratch", lambda: scratch_enabled()),
-    "icl": ("icl_table", "2 In context", lambda: icl_enabled()),
-    "icl_pairs": ("icl_pairs", "2 In context", lambda: icl_enabled()),
-    "finetune": ("finetune_table", "3 Fine-tuned", lambda: finetune_enabled()),
-    "comparison": ("comparison_table", "4 Comparison", lambda: comparison_enabled()),
-    "heads": ("heads_table", "5 Mechanism", lambda: mechanism_enabled()),
-    "patching": ("patching_table", "5 Mechanism", lambda: mechanism_enabled()),
-    "mechanism_pairs": ("mechanism_pairs", "5 Mechanism", lambda: mechanism_enabled()),
-    "realistic": ("realistic_table", "6 Realistic tasks", lambda: realistic_enabled()),
-    "realistic_pairs": ("realistic_pairs", "6 Realistic tasks", lambda: realistic_enabled()),
+    "findings": ("findings", CATEGORIES["findings"], lambda: True),
+    "theory": ("theory_table", CATEGORIES["data"], lambda: True),
+    "data_summary": ("data_summary", CATEGORIES["data"], lambda: True),
+    "theory_check": ("theory_check", CATEGORIES["data"], lambda: True),
+    "scratch": ("scratch_table", CATEGORIES["scratch"], lambda: scratch_enabled()),
+    "scratch_pairs": ("scratch_pairs", CATEGORIES["scratch"], lambda: scratch_enabled()),
+    "icl": ("icl_table", CATEGORIES["icl"], lambda: icl_enabled()),
+    "icl_pairs": ("icl_pairs", CATEGORIES["icl"], lambda: icl_enabled()),
+    "finetune": ("finetune_table", CATEGORIES["finetune"], lambda: finetune_enabled()),
+    "finetune_pairs": ("finetune_pairs", CATEGORIES["finetune"], lambda: finetune_enabled()),
+    "comparison": ("comparison_table", CATEGORIES["comparison"], lambda: comparison_enabled()),
+    "heads": ("heads_table", CATEGORIES["mechanism"], lambda: mechanism_enabled()),
+    "patching": ("patching_table", CATEGORIES["mechanism"], lambda: mechanism_enabled()),
+    "mechanism_pairs": ("mechanism_pairs", CATEGORIES["mechanism"], lambda: mechanism_enabled()),
+    "realistic": ("realistic_table", CATEGORIES["realistic"], lambda: realistic_enabled()),
+    "realistic_pairs": ("realistic_pairs", CATEGORIES["realistic"], lambda: realistic_enabled()),
 }
 
 
@@ -109,10 +124,38 @@ def tables_made():
     return [name for name, (_, _, made) in TABLES_MADE.items() if made()]
 
 
+# The pairs tables the findings read, each made where its stage runs.
+FINDINGS_SOURCES = ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs")
+
+
+def findings_inputs(wildcards):
+    """The pairs table of every stage this config runs: a stage turned off is "not run" in the
+    findings, and never a missing input."""
+    made = tables_made()
+    return {name: f"{TABLES}/{name}.parquet" for name in FINDINGS_SOURCES if name in made}
+
+
+def findings_params():
+    """What the findings depend on besides the tables: which stages run, and the hub path of each
+    realistic-task model (the paper's numbers are per hub model)."""
+    return {"tables": [name for name in FINDINGS_SOURCES if name in tables_made()], "tasks": config["tasks"],
+            "models": {m: config["models"][m].get("path") for m in config["realistic"]["models"]}}
+
+
+def findings_outputs():
+    return list(rules.findings.output)
+
+
+def table_inputs(name):
+    """The files each table is made from. For the findings, the files its input function gives, never
+    the function itself, whose text would change the index's params on every run."""
+    if name == "findings":
+        return sorted(findings_inputs(None).values())
+    return sorted(map(str, getattr(rules, TABLES_MADE[name][0]).input))
+
+
 def tables_index_params():
-    return {name: {"rule": TABLES_MADE[name][0],
-                   "inputs": sorted(map(str, getattr(rules, TABLES_MADE[name][0]).input))}
-            for name in tables_made()}
+    return {name: {"rule": TABLES_MADE[name][0], "inputs": table_inputs(name)} for name in tables_made()}
 
 
 # -- models ------------------------------------------------------------------------------------
@@ -276,6 +319,13 @@ def scratch_evals():
                   seed=config["seeds"])
 
 
+def scratch_eval_inputs():
+    """Every data file the from-scratch models are evaluated on (the pairs table reads each example's
+    input, to pair two tasks' examples only where they are the same)."""
+    return [f for name in config["tasks"] for seed in config["seeds"]
+            for f in scratch_eval_data(SimpleNamespace(task=name, seed=seed))]
+
+
 def scratch_outputs():
     return list(rules.scratch_table.output) if scratch_enabled() else []
 
@@ -360,6 +410,12 @@ def finetune_eval_data(wildcards):
 def finetune_evals():
     return expand(f"{FINETUNE}/eval.parquet", model=config["finetune"]["models"], task=config["tasks"],
                   seed=config["seeds"])
+
+
+def finetune_eval_inputs():
+    """Every data file the fine-tuned models are evaluated on (for the pairs table, as from scratch)."""
+    return [f for name in config["tasks"] for seed in config["seeds"]
+            for f in finetune_eval_data(SimpleNamespace(task=name, seed=seed))]
 
 
 def finetune_outputs():

@@ -55,6 +55,23 @@ rule finetune_table:
         write_finetune_table(input.evals, params.section, output)
 
 
+rule finetune_pairs:
+    input:
+        evals=finetune_evals(),
+        data=finetune_eval_inputs(),
+    output:
+        **table_outputs("finetune_pairs"),
+    params:
+        section={"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
+                 "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}},
+    log:
+        log_path("finetune_pairs"),
+    run:
+        from lengthgen.finetune.tables import write_finetune_pairs
+
+        write_finetune_pairs(input.evals, input.data, params.section, output)
+
+
 rule comparison_table:
     input:
         scratch=rules.scratch_table.output.parquet,

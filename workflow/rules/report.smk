@@ -5,13 +5,16 @@
 # table rules are `run:` blocks inside Snakemake itself (polars, no torch: no process start-up).
 
 localrules:
+    findings,
     theory_table,
     data_summary,
     theory_check,
     scratch_table,
+    scratch_pairs,
     icl_table,
     icl_pairs,
     finetune_table,
+    finetune_pairs,
     comparison_table,
     figure_scratch,
     figure_icl,
@@ -27,15 +30,33 @@ localrules:
     tables_index,
 
 
+rule findings:
+    # The report's first table: which of the paper's findings this run shows, from the pairs tables
+    # of the stages it ran (see lengthgen.results.findings for how each verdict is computed).
+    input:
+        unpack(findings_inputs),
+    output:
+        **table_outputs("findings", caption_name="findings"),
+    params:
+        section=findings_params(),
+    log:
+        log_path("findings"),
+    run:
+        from lengthgen.results.findings import write_findings
+
+        write_findings({name: getattr(input, name) for name in params.section["tables"]}, params.section, output)
+
+
 rule figure_scratch:
     input:
         table=rules.scratch_table.output.parquet,
         by_length=rules.scratch_table.output.by_length,
     output:
-        bins=report(f"{FIGURES}/scratch_bins.png", caption=caption("scratch_bins"), category="1 From scratch"),
+        bins=report(f"{FIGURES}/scratch_bins.png", caption=caption("scratch_bins"),
+                    category=CATEGORIES["scratch"]),
         bins_pdf=f"{FIGURES}/scratch_bins.pdf",
         by_length=report(f"{FIGURES}/scratch_by_length.png", caption=caption("scratch_by_length"),
-                         category="1 From scratch"),
+                         category=CATEGORIES["scratch"]),
         by_length_pdf=f"{FIGURES}/scratch_by_length.pdf",
     log:
         log_path("figure_scratch"),
@@ -49,10 +70,11 @@ rule figure_icl:
     input:
         table=rules.icl_table.output.parquet,
     output:
-        mirror=report(f"{FIGURES}/icl_mirror_pairs.png", caption=caption("icl_mirror_pairs"), category="2 In context"),
+        mirror=report(f"{FIGURES}/icl_mirror_pairs.png", caption=caption("icl_mirror_pairs"),
+                      category=CATEGORIES["icl"]),
         mirror_pdf=f"{FIGURES}/icl_mirror_pairs.pdf",
         teacher=report(f"{FIGURES}/icl_teacher_forced.png", caption=caption("icl_teacher_forced"),
-                       category="2 In context"),
+                       category=CATEGORIES["icl"]),
         teacher_pdf=f"{FIGURES}/icl_teacher_forced.pdf",
     log:
         log_path("figure_icl"),
@@ -66,7 +88,8 @@ rule figure_finetune:
     input:
         table=rules.finetune_table.output.parquet,
     output:
-        bins=report(f"{FIGURES}/finetune_bins.png", caption=caption("finetune_bins"), category="3 Fine-tuned"),
+        bins=report(f"{FIGURES}/finetune_bins.png", caption=caption("finetune_bins"),
+                    category=CATEGORIES["finetune"]),
         bins_pdf=f"{FIGURES}/finetune_bins.pdf",
     log:
         log_path("figure_finetune"),
@@ -80,7 +103,8 @@ rule figure_comparison:
     input:
         table=rules.comparison_table.output.parquet,
     output:
-        comparison=report(f"{FIGURES}/comparison.png", caption=caption("comparison"), category="4 Comparison"),
+        comparison=report(f"{FIGURES}/comparison.png", caption=caption("comparison"),
+                          category=CATEGORIES["comparison"]),
         comparison_pdf=f"{FIGURES}/comparison.pdf",
     log:
         log_path("figure_comparison"),
@@ -95,10 +119,11 @@ rule figure_mechanism:
         heads=rules.heads_table.output.parquet,
         patching=rules.patching_table.output.parquet,
     output:
-        heads=report(f"{FIGURES}/mechanism_heads.png", caption=caption("mechanism_heads"), category="5 Mechanism"),
+        heads=report(f"{FIGURES}/mechanism_heads.png", caption=caption("mechanism_heads"),
+                     category=CATEGORIES["mechanism"]),
         heads_pdf=f"{FIGURES}/mechanism_heads.pdf",
         patching=report(f"{FIGURES}/mechanism_patching.png", caption=caption("mechanism_patching"),
-                        category="5 Mechanism"),
+                        category=CATEGORIES["mechanism"]),
         patching_pdf=f"{FIGURES}/mechanism_patching.pdf",
     log:
         log_path("figure_mechanism"),
@@ -112,7 +137,8 @@ rule figure_realistic:
     input:
         table=rules.realistic_table.output.parquet,
     output:
-        realistic=report(f"{FIGURES}/realistic.png", caption=caption("realistic"), category="6 Realistic tasks"),
+        realistic=report(f"{FIGURES}/realistic.png", caption=caption("realistic"),
+                         category=CATEGORIES["realistic"]),
         realistic_pdf=f"{FIGURES}/realistic.pdf",
     log:
         log_path("figure_realistic"),
@@ -127,7 +153,7 @@ rule tables_index:
         tables=lambda w: [f"{TABLES}/{t}.parquet" for t in tables_made()],
     output:
         parquet=f"{TABLES}/index.parquet",
-        markdown=report(f"{TABLES}/index.md", caption=caption("index"), category="0 Data and theory"),
+        markdown=report(f"{TABLES}/index.md", caption=caption("index"), category=CATEGORIES["data"]),
     params:
         section=lambda w: tables_index_params(),
     log:

@@ -85,3 +85,20 @@ rule scratch_table:
         from lengthgen.scratch.tables import write_scratch_tables
 
         write_scratch_tables(input.evals, params.section, output)
+
+
+rule scratch_pairs:
+    input:
+        evals=scratch_evals(),
+        data=scratch_eval_inputs(),
+    output:
+        **table_outputs("scratch_pairs"),
+    params:
+        section={"bins": scratch_bins(config["scratch"]), "scratch": config["scratch"], "seeds": config["seeds"],
+                 "tasks": config["tasks"]},
+    log:
+        log_path("scratch_pairs"),
+    run:
+        from lengthgen.scratch.tables import write_scratch_pairs
+
+        write_scratch_pairs(input.evals, input.data, params.section, output)

@@ -1,8 +1,19 @@
-"""The fine-tuning table: accuracy per (model, task, bin) with the theory's verdict."""
+"""The fine-tuning table: accuracy per (model, task, bin) with the theory's verdict; the pairs of
+tasks compared on the same bins with their tests (`finetune_pairs`)."""
 
 from __future__ import annotations
 
-from ..lengthbins.table import bin_markdown, bin_table, per_run_accuracy, read_evals
+from ..lengthbins.table import (
+    PAIR_EVAL_COLUMNS,
+    accuracy_intervals,
+    bin_markdown,
+    bin_pairs,
+    bin_table,
+    pairs_markdown,
+    per_run_accuracy,
+    read_evals,
+    read_inputs,
+)
 from ..results.provenance import collect
 from ..results.references import finetune_reference
 from ..results.tables import write_table
@@ -10,6 +21,16 @@ from ..results.tables import write_table
 
 def write_finetune_table(eval_paths, section: dict, outputs) -> None:
     provenance, bins = collect(section), section["bins"]
-    table = bin_table(per_run_accuracy(read_evals(eval_paths)), bins, finetune_reference)
+    evals = read_evals(eval_paths)
+    table = bin_table(per_run_accuracy(evals), bins, finetune_reference, accuracy_intervals(evals))
     write_table(table, outputs, provenance,
-                markdown=bin_markdown(table, bins, provenance, title="Fine-tuned", system_label="model"))
+                markdown=bin_markdown(table, bins, provenance, title="Fine-tuned", system_label="model",
+                                      pairs_name="finetune_pairs"))
+
+
+def write_finetune_pairs(eval_paths, data_paths, section: dict, outputs) -> None:
+    """Every pair of tasks the theory compares, per model and bin (paired where the data files show
+    the same inputs)."""
+    provenance = collect(section)
+    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths))
+    write_table(pairs, outputs, provenance, markdown=pairs_markdown(pairs, "Fine-tuned", "model", provenance))

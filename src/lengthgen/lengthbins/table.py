@@ -7,15 +7,33 @@ from __future__ import annotations
 import polars as pl
 
 from ..results.files import read_frame
-from ..tasks import FAMILIES, MIRROR_PAIRS, get_task
+from ..results.tables import to_markdown
+from ..stats import binary_comparison, interval_text, wilson
+from ..tasks import FAMILIES, MIRROR_PAIRS, TASK_NAMES, LengthBin, get_task
 from ..tasks.theory import theory_table
 
 EVAL_COLUMNS = ["system", "task", "seed", "bin", "length", "teacher_forced", "greedy"]
+# How far apart an expressible mirror pair may be and still agree: the theory split's verdict and
+# the findings' equivalence margin.
+MIRROR_TOLERANCE = 0.1
 
 
-def read_evals(eval_paths) -> pl.DataFrame:
+def read_evals(eval_paths, columns=EVAL_COLUMNS) -> pl.DataFrame:
     """The per-example columns the tables need, read once from every evaluation file."""
-    return pl.concat([read_frame(p, columns=EVAL_COLUMNS) for p in eval_paths])
+    return pl.concat([read_frame(p, columns=columns) for p in eval_paths])
+
+
+def accuracy_intervals(evals: pl.DataFrame) -> pl.DataFrame:
+    """Per (system, task, bin), the 95% Wilson interval of teacher-forced exact match over its
+    examples, pooled over seeds."""
+    rows = []
+    for (system, task, length_bin), cell in evals.group_by(["system", "task", "bin"], maintain_order=True):
+        right = cell["teacher_forced"].cast(pl.Int64).to_list()
+        low, high = wilson(sum(right), len(right))
+        rows.append({"system": system, "task": task, "bin": length_bin, "examples": len(right),
+                     "accuracy_low": low, "accuracy_high": high})
+    return pl.DataFrame(rows, schema={"system": pl.String, "task": pl.String, "bin": pl.String,
+                                      "examples": pl.Int64, "accuracy_low": pl.Float64, "accuracy_high": pl.Float64})
 
 
 def per_run_accuracy(evals: pl.DataFrame) -> pl.DataFrame:
@@ -24,13 +42,15 @@ def per_run_accuracy(evals: pl.DataFrame) -> pl.DataFrame:
         pl.col("teacher_forced").mean(), pl.col("greedy").cast(pl.Float64).mean())
 
 
-def bin_table(results: pl.DataFrame, bins: dict[str, list[str]], reference=None) -> pl.DataFrame:
+def bin_table(results: pl.DataFrame, bins: dict[str, list[str]], reference=None,
+              intervals: pl.DataFrame | None = None) -> pl.DataFrame:
     """Mean and spread over seeds per (system, task, bin), with the theory prediction, the mirror task
     and the paper's number where it reports one.
 
     results: one row per (system, task, seed, bin) with teacher_forced and greedy accuracy;
     bins: the bins of each task family, in order (the last is the family's longest bin);
-    reference: (system, task, bin) -> the paper's accuracy or None.
+    reference: (system, task, bin) -> the paper's accuracy or None;
+    intervals: `accuracy_intervals` of the examples (examples and a 95% interval per cell), or None.
     """
     per_cell = results.group_by(["system", "task", "bin"]).agg(
         pl.col("teacher_forced").mean().alias("accuracy"),
@@ -42,14 +62,18 @@ def bin_table(results: pl.DataFrame, bins: dict[str, list[str]], reference=None)
     table = per_cell.join(theory, on="task")
     mirror = table.select(pl.col("task").alias("mirror"), "system", "bin", pl.col("accuracy").alias("mirror_accuracy"))
     table = table.join(mirror, on=["mirror", "system", "bin"], how="left")
+    spread = []
+    if intervals is not None:
+        table = table.join(intervals, on=["system", "task", "bin"], how="left")
+        spread = ["examples", "accuracy_low", "accuracy_high"]
     task_order = {t: i for i, t in enumerate(t for pair in MIRROR_PAIRS for t in reversed(pair))}
     bin_order = pl.struct("family", "bin").map_elements(lambda r: bins[r["family"]].index(r["bin"]),
                                                         return_dtype=pl.Int32)
     return (table.with_columns(bin_order.alias("_bin"),
                                pl.col("task").replace_strict(task_order, return_dtype=pl.Int32).alias("_task"))
             .sort(["system", "_task", "_bin"]).drop("_bin", "_task")
-            .select("system", "task", "family", "bin", "accuracy", "accuracy_std", "greedy_accuracy", "seeds",
-                    "predicted_to_generalise", "mirror", "mirror_accuracy")
+            .select("system", "task", "family", "bin", "accuracy", "accuracy_std", *spread, "greedy_accuracy",
+                    "seeds", "predicted_to_generalise", "mirror", "mirror_accuracy")
             .with_columns(pl.struct("system", "task", "bin").map_elements(
                 lambda r: reference(r["system"], r["task"], r["bin"]) if reference else None,
                 return_dtype=pl.Float64).alias("paper")))
@@ -65,7 +89,7 @@ def accuracy_by_length(evals: pl.DataFrame) -> pl.DataFrame:
     ).sort(["system", "task", "length"])
 
 
-def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: float = 0.1) -> list[str]:
+def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: float = MIRROR_TOLERANCE) -> list[str]:
     """What contradicts the theory on each family's longest bin: an inexpressible task at or above an
     expressible one of its family, or an expressible mirror pair further apart than `tolerance`.
     Empty = the split holds."""
@@ -90,17 +114,23 @@ def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: flo
 
 
 def _mean_spread(row: dict) -> str:
-    """"0.93 ± 0.02" over seeds (just the mean with one seed), and "(paper 0.97)" where it reports one."""
+    """"0.93 ± 0.02" over seeds (just the mean with one seed), the 95% interval over examples where
+    the table has one, and "(paper 0.97)" where the paper reports one."""
     std = row["accuracy_std"]
     text = f"{row['accuracy']:.2f}" if std is None else f"{row['accuracy']:.2f} ± {std:.2f}"
+    if row.get("accuracy_low") is not None:
+        text += f" {interval_text(row['accuracy_low'], row['accuracy_high'])}"
     return text if row.get("paper") is None else f"{text} (paper {row['paper']:.2f})"
 
 
 def bin_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: dict, title: str,
-                 system_label: str) -> str:
+                 system_label: str, pairs_name: str = "") -> str:
     """Per family: accuracy per bin (mean ± std over seeds), mirror pairs on adjacent rows; then the verdict."""
     lines = [f"# {title}: teacher-forced exact match per length bin (mean ± std over seeds)", "",
              "The first bin of each family is in distribution. Greedy-decoding accuracy is in the parquet table."]
+    if "accuracy_low" in table.columns:
+        lines[-1] += (" Brackets: the 95% interval over examples, pooled over seeds (Wilson); the paired tests "
+                      f"of each pair of tasks are in `{pairs_name}.md`.")
     for family in FAMILIES:
         rows_of_family = table.filter(pl.col("family") == family)
         if rows_of_family.is_empty():
@@ -117,6 +147,109 @@ def bin_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: di
     longest = ", ".join(f"{f} {b[-1]}" for f, b in bins.items())
     lines += ["", f"Theory split on the longest bins ({longest}): "
               + ("holds (every expressible task above every inexpressible one of its family; "
-                 "expressible mirror pairs within 0.1)." if not problems else "does NOT hold: " + "; ".join(problems)),
+                 f"expressible mirror pairs within {MIRROR_TOLERANCE})." if not problems
+                 else "does NOT hold: " + "; ".join(problems)),
               "", f"config hash {provenance['config_hash']}, code {provenance['code_version']}", ""]
     return "\n".join(lines)
+
+
+# -- paired comparisons ---------------------------------------------------------------------------
+PAIR_EVAL_COLUMNS = EVAL_COLUMNS + ["example"]
+INPUT_COLUMNS = ["task", "seed", "bin", "example", "context", "query"]
+MEASURES = (("teacher_forced", "teacher-forced exact match"), ("greedy", "greedy exact match"))
+
+
+PAIRS_SCHEMA = {
+    "system": pl.String, "family": pl.String, "bin": pl.String, "comparison": pl.String, "first": pl.String,
+    "second": pl.String, "measure": pl.String, "test": pl.String, "pairs": pl.Int64, "first_value": pl.Float64,
+    "first_low": pl.Float64, "first_high": pl.Float64, "second_value": pl.Float64, "second_low": pl.Float64,
+    "second_high": pl.Float64, "difference": pl.Float64, "p": pl.Float64, "significant": pl.Boolean,
+    "verdict": pl.String, "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
+    "difference_high": pl.Float64,
+}
+
+
+def read_inputs(data_paths) -> pl.DataFrame:
+    """Each evaluated example's input (context and query), read from the data files, so a comparison
+    knows whether two tasks were asked the same examples."""
+    return pl.concat([read_frame(p, columns=INPUT_COLUMNS) for p in data_paths])
+
+
+def comparisons(tasks: set[str]) -> list[tuple[str, str, str]]:
+    """(first, second, kind) of every comparison the theory makes among `tasks`, the side expected
+    higher (or, for a mirror pair, the right/forward task) first: each mirror pair, and each
+    expressible task against each inexpressible one of its family."""
+    pairs = [(right, left, "mirror pair") for left, right in MIRROR_PAIRS if left in tasks and right in tasks]
+    for family in FAMILIES:
+        of_family = [get_task(t) for t in TASK_NAMES if t in tasks and get_task(t).family == family]
+        pairs += [(high.name, low.name, "expressible above inexpressible") for high in of_family if high.expressible
+                  for low in of_family if not low.expressible]
+    return pairs
+
+
+def _same_inputs(inputs: pl.DataFrame | None, first: pl.DataFrame, second: pl.DataFrame) -> bool:
+    """Whether the two tasks' examples are the same inputs, index for index (mirror tasks of the
+    controlled generator are; the authors' unique retrieval places the query one position apart)."""
+    keys = ["seed", "example"]
+    if inputs is None or first.height != second.height:
+        return False
+    joined = first.select(keys).join(second.select(keys), on=keys)
+    if joined.height != first.height:
+        return False
+    length_bin = first["bin"][0]
+    side = lambda task: inputs.filter((pl.col("task") == task) & (pl.col("bin") == length_bin)).select(
+        *keys, pl.col("context").alias(f"context_{task}"), pl.col("query").alias(f"query_{task}"))
+    a, b = first["task"][0], second["task"][0]
+    both = joined.join(side(a), on=keys).join(side(b), on=keys)
+    return both.height == first.height and both.select(
+        ((pl.col(f"context_{a}") == pl.col(f"context_{b}")) & (pl.col(f"query_{a}") == pl.col(f"query_{b}"))).all()
+    ).item()
+
+
+def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Per system, bin and comparison (`comparisons`), the two tasks' accuracies pooled over seeds,
+    each with its Wilson interval, the difference with its 95% interval, and the test: McNemar's on
+    the same examples where the two tasks were asked the same inputs (examples paired by seed and
+    index), else Fisher's. Teacher-forced exact match, and greedy where it was scored.
+
+    evals: the per-example rows (PAIR_EVAL_COLUMNS); inputs: `read_inputs` of their data files
+    (None: nothing is paired)."""
+    rows = []
+    for (system,), of_system in evals.group_by(["system"], maintain_order=True):
+        bins = sorted(of_system["bin"].unique().to_list(), key=lambda b: (LengthBin.parse(b).high, b))
+        for first, second, kind in comparisons(set(of_system["task"])):
+            for length_bin in bins:
+                a = of_system.filter((pl.col("task") == first) & (pl.col("bin") == length_bin)).sort("seed", "example")
+                b = of_system.filter((pl.col("task") == second) & (pl.col("bin") == length_bin)).sort("seed", "example")
+                if not a.height or not b.height:
+                    continue
+                paired = _same_inputs(inputs, a, b)
+                for measure, _ in MEASURES:
+                    if a[measure].null_count() or b[measure].null_count():
+                        continue  # not scored (greedy decoding off)
+                    rows.append({"system": system, "family": get_task(first).family, "bin": length_bin,
+                                 "comparison": kind, "first": first, "second": second, "measure": measure,
+                                 **binary_comparison(a[measure].to_list(), b[measure].to_list(), paired,
+                                                     f"{first} above", f"{second} above")})
+    return pl.DataFrame(rows, schema=PAIRS_SCHEMA) if rows else pl.DataFrame(schema=PAIRS_SCHEMA)
+
+
+def pairs_markdown(pairs: pl.DataFrame, title: str, system_label: str, provenance: dict) -> str:
+    """The pairs table, one line per comparison with both accuracies, the difference and the test."""
+    def cell(row, side):
+        return f"{row[side]} {row[f'{side}_value']:.2f} {interval_text(row[f'{side}_low'], row[f'{side}_high'])}"
+
+    shown = pl.DataFrame([{
+        system_label: r["system"], "bin": r["bin"], "measure": r["measure"], "comparison": r["comparison"],
+        "first": cell(r, "first"), "second": cell(r, "second"),
+        "difference": f"{r['difference']:+.2f} {interval_text(r['difference_low'], r['difference_high'])}",
+        "test": f"{r['test']}, p = {r['p']:.2g}" + (f", {r['pairs']} pairs" if r["pairs"] is not None else
+                                                      f", {r['first_examples']} / {r['second_examples']} examples"),
+        "verdict": r["verdict"]} for r in pairs.iter_rows(named=True)])
+    return (f"# {title}: pairs of tasks on each length bin (95% intervals, tests)\n\n"
+            "Accuracies pooled over seeds with Wilson intervals; the difference (first minus second) with "
+            "Newcombe's interval; McNemar's exact test where both tasks were asked the same inputs (paired by seed "
+            "and example), Fisher's exact test otherwise. A mirror pair puts the right/forward task first; "
+            "the theory's split the expressible task.\n\n"
+            + (to_markdown(shown) if shown.height else "(nothing to compare)\n")
+            + f"\nconfig hash {provenance['config_hash']}, code {provenance['code_version']}\n")

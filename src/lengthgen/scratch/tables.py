@@ -1,8 +1,20 @@
-"""The from-scratch tables: accuracy per (PE, task, bin) with the theory's verdict, and per length."""
+"""The from-scratch tables: accuracy per (PE, task, bin) with the theory's verdict, and per length;
+the pairs of tasks compared on the same bins with their tests (`scratch_pairs`)."""
 
 from __future__ import annotations
 
-from ..lengthbins.table import accuracy_by_length, bin_markdown, bin_table, per_run_accuracy, read_evals
+from ..lengthbins.table import (
+    PAIR_EVAL_COLUMNS,
+    accuracy_by_length,
+    accuracy_intervals,
+    bin_markdown,
+    bin_pairs,
+    bin_table,
+    pairs_markdown,
+    per_run_accuracy,
+    read_evals,
+    read_inputs,
+)
 from ..results.provenance import collect
 from ..results.references import scratch_reference
 from ..results.tables import with_provenance_columns, write_parquet, write_table
@@ -12,7 +24,16 @@ def write_scratch_tables(eval_paths, section: dict, outputs) -> None:
     """outputs: `parquet`, `markdown`, `csv` of the table and `by_length` (accuracy per input length)."""
     provenance, bins = collect(section), section["bins"]
     evals = read_evals(eval_paths)
-    table = bin_table(per_run_accuracy(evals), bins, scratch_reference)
+    table = bin_table(per_run_accuracy(evals), bins, scratch_reference, accuracy_intervals(evals))
     write_table(table, outputs, provenance,
-                markdown=bin_markdown(table, bins, provenance, title="From scratch", system_label="PE"))
+                markdown=bin_markdown(table, bins, provenance, title="From scratch", system_label="PE",
+                                      pairs_name="scratch_pairs"))
     write_parquet(with_provenance_columns(accuracy_by_length(evals), provenance), outputs.by_length, provenance)
+
+
+def write_scratch_pairs(eval_paths, data_paths, section: dict, outputs) -> None:
+    """Every pair of tasks the theory compares, per PE and bin, on the examples of `eval_paths`
+    (paired where `data_paths` show the same inputs)."""
+    provenance = collect(section)
+    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths))
+    write_table(pairs, outputs, provenance, markdown=pairs_markdown(pairs, "From scratch", "PE", provenance))

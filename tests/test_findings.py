@@ -1,0 +1,304 @@
+"""The findings table: every verdict from small hand-made pairs tables, one function per finding,
+each outcome (shown, contradicted, not distinguishable from noise, not run)."""
+
+import polars as pl
+import pytest
+
+from lengthgen.results.findings import (
+    BOTH_FAIL,
+    CONTRADICTED,
+    NO_PAIRS,
+    NOISE,
+    NOT_RUN,
+    SHOWN,
+    STAGE_OFF,
+    ambiguity_finding,
+    findings_markdown,
+    findings_table,
+    fine_tuning_finding,
+    from_scratch_finding,
+    git_finding,
+    in_context_finding,
+    mechanism_finding,
+)
+
+SIGNIFICANT, NOT_SIGNIFICANT = 0.001, 0.4
+
+
+def pair(first, second, first_value, second_value, p, low=None, high=None, **keys) -> dict:
+    """One row of a pairs table (the shared schema), with the difference's interval where given."""
+    return {"first": first, "second": second, "test": "McNemar exact", "pairs": 100,
+            "first_value": first_value, "first_low": first_value - 0.05, "first_high": first_value + 0.05,
+            "second_value": second_value, "second_low": second_value - 0.05, "second_high": second_value + 0.05,
+            "difference": first_value - second_value, "difference_low": low, "difference_high": high, "p": p,
+            "significant": p < 0.05, "verdict": "(the stage's own line)", **keys}
+
+
+def bins_pairs(rows: list[dict], system="ape") -> pl.DataFrame:
+    """A scratch_pairs / finetune_pairs table: retrieval's longest bin is 31-45, copying's 26-32."""
+    return pl.DataFrame([{"system": system, "measure": "teacher_forced", **r} for r in rows])
+
+
+def above(first, second, first_value, second_value, p, bin_="31-45", family="retrieval"):
+    return pair(first, second, first_value, second_value, p, first_value - second_value - 0.1,
+                first_value - second_value + 0.1, family=family, bin=bin_, comparison="expressible above inexpressible")
+
+
+def mirror(first, second, first_value, second_value, low, high, bin_="31-45", family="retrieval"):
+    return pair(first, second, first_value, second_value, 0.5, low, high, family=family, bin=bin_,
+                comparison="mirror pair")
+
+
+def verdicts(frame: pl.DataFrame, claim_part: str) -> tuple[list[str], list[str]]:
+    """(each comparison's verdict, the claim's verdicts) of the claims whose text contains claim_part."""
+    rows = frame.filter(pl.col("claim").str.contains(claim_part, literal=True))
+    return rows["verdict"].to_list(), rows["claim_verdict"].unique(maintain_order=True).to_list()
+
+
+# -- 1: from scratch ------------------------------------------------------------------------------
+def test_from_scratch_shown_on_the_longest_bins_only():
+    table = bins_pairs([
+        above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
+        above("UL", "NRLast", 0.96, 0.80, SIGNIFICANT),
+        above("UF", "NB", 0.96, 0.00, SIGNIFICANT, bin_="26-32", family="copying"),
+        mirror("UR", "UL", 0.99, 0.96, -0.01, 0.08),
+        # In distribution the inexpressible task is higher: not the longest bin, so it does not count.
+        above("UR", "NRLast", 0.90, 1.00, SIGNIFICANT, bin_="1-15"),
+        mirror("UR", "UL", 1.00, 0.50, 0.4, 0.6, bin_="1-15"),
+        # Greedy exact match is not the paper's measure: left out.
+        {**above("UR", "NRLast", 0.10, 0.90, SIGNIFICANT), "measure": "greedy"},
+    ])
+    frame = from_scratch_finding(table)
+    assert verdicts(frame, "expressible tasks above") == ([SHOWN] * 3, [SHOWN])
+    assert verdicts(frame, "mirror pairs agree") == ([SHOWN], [SHOWN])
+    assert set(frame["note"]) == {""}
+    assert set(frame["length"]) == {"31-45", "26-32"} and set(frame["system"]) == {"ape"}
+    assert set(frame["finding"]) == {1} and set(frame["measure"]) == {"teacher-forced exact match"}
+
+
+def test_an_agreement_of_two_failing_tasks_is_shown_and_says_so():
+    frame = from_scratch_finding(bins_pairs([mirror("UR", "UL", 0.01, 0.0, -0.01, 0.03)]))
+    assert verdicts(frame, "mirror pairs agree") == ([SHOWN], [SHOWN])
+    assert frame.filter(pl.col("verdict") == SHOWN)["note"].to_list() == [BOTH_FAIL]
+    assert "1 of them both below 0.5: they agree by failing alike" in findings_markdown(frame)
+
+
+def test_from_scratch_contradicted():
+    frame = from_scratch_finding(bins_pairs([
+        above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
+        above("UL", "NRLast", 0.60, 0.80, SIGNIFICANT),  # significantly the other way
+        mirror("UR", "UL", 0.99, 0.60, 0.3, 0.48),  # wholly outside ±0.1
+    ]))
+    assert verdicts(frame, "expressible tasks above") == ([SHOWN, CONTRADICTED], [CONTRADICTED])
+    assert verdicts(frame, "mirror pairs agree") == ([CONTRADICTED], [CONTRADICTED])
+
+
+def test_from_scratch_not_distinguishable_from_noise():
+    frame = from_scratch_finding(bins_pairs([
+        above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
+        above("UL", "NRLast", 0.85, 0.80, NOT_SIGNIFICANT),
+        mirror("UR", "UL", 0.99, 0.95, -0.05, 0.13),  # straddles the margin
+        mirror("UF", "UB", 0.99, 0.95, -0.15, -0.01, bin_="26-32", family="copying"),  # straddles -0.1
+    ]))
+    assert verdicts(frame, "expressible tasks above") == ([SHOWN, NOISE], [NOISE])
+    assert verdicts(frame, "mirror pairs agree") == ([NOISE, NOISE], [NOISE])
+
+
+def test_from_scratch_not_run():
+    frame = from_scratch_finding(None)
+    assert frame["verdict"].to_list() == [NOT_RUN, NOT_RUN] == frame["claim_verdict"].to_list()
+    assert frame["note"].to_list() == ["the config turned the stage off"] * 2
+    # The stage ran, but the config's tasks hold no expressible mirror pair (only an inexpressible one).
+    frame = from_scratch_finding(bins_pairs([above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT),
+                                             mirror("NRLast", "NLLast", 0.8, 0.4, 0.3, 0.5)]))
+    assert verdicts(frame, "mirror pairs agree") == ([NOT_RUN], [NOT_RUN])
+    assert verdicts(frame, "expressible tasks above") == ([SHOWN], [SHOWN])
+
+
+def test_each_positional_encoding_is_judged_on_its_own():
+    table = pl.concat([bins_pairs([above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT)], "ape"),
+                       bins_pairs([above("UR", "NRLast", 0.5, 0.8, SIGNIFICANT)], "rope")])
+    frame = from_scratch_finding(table).filter(pl.col("verdict") != NOT_RUN)
+    assert dict(frame.select("system", "claim_verdict").rows()) == {"ape": SHOWN, "rope": CONTRADICTED}
+    # The paper's Appendix B numbers on its longest bin, for the same PE.
+    ape = frame.filter(pl.col("system") == "ape").row(0, named=True)
+    assert (ape["paper_first"], ape["paper_second"]) == (0.99, 0.47) and "APE, 101-150" in ape["paper_setting"]
+
+
+# -- 2: in context --------------------------------------------------------------------------------
+def icl(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame([{"model": "smollm2", **r} for r in rows])
+
+
+def test_in_context_per_measure():
+    frame = in_context_finding(icl([
+        pair("UF", "UB", 0.20, 0.01, SIGNIFICANT, measure="tf_symbol_accuracy"),
+        pair("NF", "NB", 0.15, 0.05, SIGNIFICANT, measure="tf_symbol_accuracy"),
+        pair("UF", "UB", 0.0, 0.0, 1.0, measure="accuracy"),
+        pair("NF", "NB", 0.0, 0.0, 1.0, measure="accuracy"),
+        pair("UR", "UL", 0.02, 0.20, SIGNIFICANT, measure="tf_symbol_accuracy"),
+        pair("UR", "UL", 0.9, 0.3, SIGNIFICANT, measure="accuracy"),
+        pair("NRFirst", "NLFirst", 0.9, 0.3, SIGNIFICANT, measure="accuracy"),
+        pair("right-hand neighbour", "left-hand neighbour (UL)", 0.6, 0.4, SIGNIFICANT, measure="right_preference"),
+    ]))
+    claims = {(r["claim"].split()[0], r["measure"]): r["claim_verdict"]
+              for r in frame.iter_rows(named=True)}
+    assert claims == {("forward", "teacher-forced symbol accuracy"): SHOWN, ("forward", "greedy exact match"): NOISE,
+                      ("right-hand", "teacher-forced symbol accuracy"): CONTRADICTED,
+                      ("right-hand", "greedy exact match"): SHOWN}
+    assert frame.height == 7  # the right-preference row is not one of the finding's comparisons
+    ur = frame.filter((pl.col("first") == "UR") & (pl.col("measure") == "greedy exact match")).row(0, named=True)
+    assert (ur["paper_first"], ur["paper_second"]) == (1.0, 0.25) and "Llama-3.1-70B" in ur["paper_setting"]
+
+
+def test_in_context_not_run():
+    assert set(in_context_finding(None)["verdict"]) == {NOT_RUN}
+    only_copying = in_context_finding(icl([pair("UF", "UB", 0.2, 0.01, SIGNIFICANT, measure="accuracy")]))
+    assert verdicts(only_copying, "retrieval") == ([NOT_RUN], [NOT_RUN])
+
+
+# -- 3: fine-tuning -------------------------------------------------------------------------------
+def test_fine_tuning_each_outcome():
+    table = bins_pairs([
+        mirror("UR", "UL", 0.99, 0.97, -0.02, 0.06, bin_="21-40"),
+        mirror("NRFirst", "NLFirst", 0.95, 0.11, 0.75, 0.9, bin_="21-40"),
+        above("NLFirst", "NLLast", 0.97, 0.69, SIGNIFICANT, bin_="21-40"),
+        above("UF", "NF", 0.9, 0.85, NOT_SIGNIFICANT, bin_="13-25", family="copying"),
+        mirror("UR", "UL", 1.0, 0.4, 0.5, 0.7, bin_="3-20"),  # in distribution: not the finding's bin
+    ], system="embedded")
+    frame = fine_tuning_finding(table)
+    assert verdicts(frame, "agree out of distribution") == ([SHOWN, CONTRADICTED], [CONTRADICTED])
+    assert verdicts(frame, "stay below") == ([SHOWN, NOISE], [NOISE])
+    nl = frame.filter(pl.col("first") == "NLFirst").row(0, named=True)
+    assert (nl["paper_first"], nl["paper_second"]) == (0.97, 0.69)  # the authors' GPT-2, 51-100 pairs
+    assert set(fine_tuning_finding(None)["verdict"]) == {NOT_RUN}
+
+
+# -- 4, 5: realistic tasks ------------------------------------------------------------------------
+def realistic(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame([{"model": "smollm2", **r} for r in rows])
+
+
+def test_ambiguity_each_outcome_and_the_papers_numbers():
+    table = realistic([
+        pair("unambiguous", "ambiguous", 0.87, -0.2, SIGNIFICANT, task="lorem", length="all", measure="greedy"),
+        pair("tf_unambiguous", "tf_ambiguous", 0.40, 0.65, SIGNIFICANT, task="lorem", length="all",
+             measure="teacher_forced"),
+        pair("unambiguous", "ambiguous", 0.2, 0.9, SIGNIFICANT, task="lorem", length="60", measure="greedy"),
+        pair("revert", "cherrypick", 0.5, 0.1, SIGNIFICANT, task="git", length="all", measure="exact"),
+    ])
+    frame = ambiguity_finding(table, {"smollm2": "HuggingFaceTB/SmolLM2-135M-Instruct"})
+    assert dict(frame.select("measure", "verdict").rows()) == {"ambiguity score (greedy echo)": SHOWN,
+                                                               "teacher-forced next-token accuracy": CONTRADICTED}
+    greedy = frame.filter(pl.col("measure") == "ambiguity score (greedy echo)").row(0, named=True)
+    assert (greedy["paper_first"], greedy["paper_second"]) == (0.999, 0.970)  # not this model's: named
+    assert greedy["paper_setting"] == "meta-llama/Llama-3.1-8B, 500 tokens"
+    own = ambiguity_finding(table, {"smollm2": "Qwen/Qwen2.5-7B-Instruct"}).row(0, named=True)
+    assert (own["paper_second"], own["paper_setting"]) == (0.75, "this model, 2000 tokens")
+    noise = ambiguity_finding(realistic([pair("unambiguous", "ambiguous", 0.8, 0.7, NOT_SIGNIFICANT, task="lorem",
+                                              length="all", measure="greedy")]))
+    assert noise["verdict"].to_list() == [NOISE]
+    assert ambiguity_finding(None)["verdict"].to_list() == [NOT_RUN]
+
+
+def test_git_each_outcome():
+    table = realistic([
+        pair("revert", "cherrypick", 0.5, 0.1, SIGNIFICANT, task="git", length="all", measure="exact"),
+        pair("revert", "cherrypick", 0.01, 0.02, NOT_SIGNIFICANT, task="git", length="all", measure="tf_line_start"),
+        pair("revert", "cherrypick", 0.4, 0.5, SIGNIFICANT, task="git", length="all", measure="line_share"),
+        pair("revert", "cherrypick", 0.1, 0.5, SIGNIFICANT, task="git", length="3", measure="exact"),
+    ])
+    frame = git_finding(table)
+    assert dict(frame.select("measure", "verdict").rows()) == {"exact match": SHOWN, "teacher-forced line starts": NOISE}
+    against = git_finding(realistic([pair("revert", "cherrypick", 0.1, 0.5, SIGNIFICANT, task="git", length="all",
+                                          measure="exact")]))
+    assert against["claim_verdict"].to_list() == [CONTRADICTED]
+    assert git_finding(None)["verdict"].to_list() == [NOT_RUN]
+    only_lorem = git_finding(realistic([pair("unambiguous", "ambiguous", 0.8, 0.7, SIGNIFICANT, task="lorem",
+                                             length="all", measure="greedy")]))
+    assert only_lorem["verdict"].to_list() == [NOT_RUN] and only_lorem["note"].to_list() == ["no git results"]
+
+
+# -- 6: mechanism ---------------------------------------------------------------------------------
+def mechanism(model, heads, loss) -> list[dict]:
+    return [pair("induction head 2.3", "anti-induction head 2.2", *heads, model=model, measure="best head score",
+                 test="paired permutation"),
+            pair("remove induction, forward copies", "remove anti-induction, backward copies", *loss, model=model,
+                 measure="loss change", test="paired permutation"),
+            pair("remove induction, forward copies", "unpatched, forward copies", 3.0, 2.0, SIGNIFICANT, model=model,
+                 measure="loss")]
+
+
+def test_mechanism_each_outcome_for_pretrained_models_only():
+    table = pl.DataFrame(mechanism("model-embedded", (0.27, 0.05, SIGNIFICANT), (0.90, 0.04, SIGNIFICANT))
+                         + mechanism("model-smollm2", (0.05, 0.3, SIGNIFICANT), (0.10, 0.08, NOT_SIGNIFICANT))
+                         + mechanism("scratch-UB-ape-seed0", (0.1, 0.97, SIGNIFICANT), (0.0, 6.8, SIGNIFICANT)))
+    frame = mechanism_finding(table)
+    assert frame.select("system", "measure", "verdict").rows() == [
+        ("embedded", "mean attention", SHOWN), ("smollm2", "mean attention", CONTRADICTED),
+        ("embedded", "loss change", SHOWN), ("smollm2", "loss change", NOISE)]
+    trained_only = mechanism_finding(pl.DataFrame(mechanism("scratch-UF-ape-seed0", (0.9, 0.1, SIGNIFICANT),
+                                                            (7.0, 0.0, SIGNIFICANT))))
+    assert trained_only["verdict"].to_list() == [NOT_RUN, NOT_RUN]
+    assert set(trained_only["note"]) == {"no pretrained model in mechanism.models"}
+    assert mechanism_finding(None)["verdict"].to_list() == [NOT_RUN, NOT_RUN]
+
+
+# -- every finding -------------------------------------------------------------------------------
+@pytest.mark.parametrize("finding", [from_scratch_finding, in_context_finding, fine_tuning_finding,
+                                     ambiguity_finding, git_finding, mechanism_finding])
+def test_a_stage_that_compared_nothing_is_not_run(finding):
+    """A stage whose tasks hold no pair writes a pairs table without rows (from the in-context,
+    realistic and mechanism stages, without columns either)."""
+    for empty in (pl.DataFrame(), pl.DataFrame(schema={"model": pl.String, "measure": pl.String})):
+        frame = finding(empty)
+        assert set(frame["verdict"]) == {NOT_RUN} and set(frame["note"]) == {NO_PAIRS}
+    assert set(finding(None)["note"]) == {STAGE_OFF}
+
+
+# -- the whole table ------------------------------------------------------------------------------
+def test_the_table_has_every_finding_in_order_and_its_markdown_opens_with_the_verdicts():
+    frame = findings_table({"scratch_pairs": bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
+                                                         mirror("UR", "UL", 0.99, 0.96, -0.01, 0.08)])})
+    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6]
+    assert set(frame.filter(pl.col("finding") > 1)["verdict"]) == {NOT_RUN}
+    assert set(frame["verdict"]) <= {SHOWN, CONTRADICTED, NOISE, NOT_RUN}
+    markdown = findings_markdown(frame, {"config_hash": "abc", "code_version": "0.1.0"})
+    assert markdown.startswith("# Did the paper's findings reproduce here?")
+    glance, details = markdown.split("## The comparisons")
+    assert glance.count("| **shown** |") == 2 and glance.count("| **not run** |") == 8
+    assert "UR: 0.99 [0.94, 1.04]" in details and "McNemar exact, p = 0.001, 100 pairs" in details
+    assert "0.99 vs 0.47 (App. B, APE, 101-150)" in details and "config hash abc" in markdown
+
+
+@pytest.mark.parametrize("verdict_column", ["verdict", "claim_verdict"])
+def test_no_verdict_is_missing(verdict_column):
+    frame = findings_table({})
+    assert frame[verdict_column].null_count() == 0 and set(frame[verdict_column]) == {NOT_RUN}
+
+
+# -- the command line -----------------------------------------------------------------------------
+def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from lengthgen.cli import main
+    from lengthgen.results.findings import write_findings
+
+    bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT)]).write_parquet(tmp_path / "scratch_pairs.parquet")
+    outputs = SimpleNamespace(**{kind: tmp_path / f"findings.{ext}"
+                                 for kind, ext in (("parquet", "parquet"), ("markdown", "md"), ("csv", "csv"))})
+    write_findings({"scratch_pairs": tmp_path / "scratch_pairs.parquet"}, {"tables": ["scratch_pairs"]}, outputs)
+    assert main(["findings", str(outputs.parquet)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == outputs.markdown.read_text()  # what the rule wrote, verdicts first
+    assert printed.startswith("# Did the paper's findings reproduce here?") and "| **shown** |" in printed
+    assert "expressible tasks above" in pl.read_csv(outputs.csv)["claim"][0]
+
+
+def test_the_command_says_how_to_make_a_missing_table(tmp_path, capsys):
+    from lengthgen.cli import main
+
+    assert main(["findings", str(tmp_path / "findings.parquet")]) == 2
+    error = capsys.readouterr().err
+    assert error.strip().splitlines() == [
+        f"lengthgen: {tmp_path / 'findings.parquet'} not found: run `snakemake results/tables/findings.md` first"]
