@@ -26,8 +26,8 @@ from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.models.registry import load, load_model, project_path
 from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manifest, save_hf_directory
 from lengthgen.pretrain.train import induction_probe
-from lengthgen.results.files import DamagedFile, read_frame
-from lengthgen.results.tables import read_provenance, write_parquet
+from lengthgen.records.files import DamagedFile, read_frame
+from lengthgen.records.tables import read_provenance, write_parquet
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file

@@ -4,7 +4,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from lengthgen.results.tables import read_provenance, write_parquet
+from lengthgen.records.tables import read_provenance, write_parquet
 from lengthgen.tasks import MIRROR_PAIRS, TASK_NAMES, TASKS, LengthBin
 from lengthgen.tasks.generate import CHAR_SYMBOLS, make_dataset
 

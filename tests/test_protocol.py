@@ -10,7 +10,7 @@ from lengthgen.config import finetune_task_section, validate_config
 from lengthgen.engine.sequences import IGNORE, SCRATCH_LAYOUT, collate, encode_example, tokenizer_layout
 from lengthgen.lengthbins.table import bin_markdown, bin_table
 from lengthgen.models.char_tokenizer import build_char_tokenizer
-from lengthgen.results.references import scratch_reference
+from lengthgen.references import scratch_reference
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import CHAR_SYMBOLS, DIGITS, LOWERCASE, generate_inputs, make_dataset
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 import yaml
 
-from lengthgen.results.tables import read_provenance
+from lengthgen.records.tables import read_provenance
 from slurm_cluster import LocalCluster, ensure_packages
 from snakemake_runner import REPO, SNAKEFILE, smoke_config, snakemake
 

@@ -169,7 +169,7 @@ def test_a_killed_stacked_job_resumes_through_snakemake_bit_for_bit(tmp_path):
     assert snakemake(tmp_path / "killed", config, "--unlock").returncode == 0  # what a user does after a kill
     run = snakemake(tmp_path / "killed", config, "--rerun-incomplete", *targets)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    from lengthgen.results.tables import read_provenance
+    from lengthgen.records.tables import read_provenance
 
     record = read_provenance(tmp_path / "killed" / targets[0])
     assert 0 < record["resumed_from"] < 60 and record["stacked_with"] == 4

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 import yaml
 
-from lengthgen.results.tables import read_provenance
+from lengthgen.records.tables import read_provenance
 from snakemake_runner import REPO, SNAKEFILE, planned_jobs, planned_resources, smoke_config, snakemake
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .results.tables import read_provenance
+from .records.tables import read_provenance
 
 
 def main(argv=None) -> int:
@@ -39,8 +39,8 @@ def main(argv=None) -> int:
         print(text)
         return status
     if args.command == "runtimes":
+        from .records.tables import to_markdown
         from .results.runtimes import runtimes
-        from .results.tables import to_markdown
 
         try:
             print(to_markdown(runtimes(args.folder), float_digits=1), end="")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .icl.cache import read_shard
 from .models.storage import MANIFEST, unreadable_file, verify_model_directory
-from .results.files import DamagedFile, check_readable, rebuild_target
+from .records.files import DamagedFile, check_readable, rebuild_target
 
 PREDICTION_RULES = ("icl_predict", "realistic_predict")  # the rules that read the prediction cache
 SKIPPED = ("checkpoints", "logs", "benchmarks")  # resumable state and run records, not results

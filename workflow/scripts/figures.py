@@ -1,6 +1,6 @@
 """Adapter: the figures of one stage, drawn from its tables (PNG and PDF)."""
+from lengthgen.records.files import read_frame
 from lengthgen.results import figures
-from lengthgen.results.files import read_frame
 from lengthgen.runtime import start_job
 
 start_job(snakemake)

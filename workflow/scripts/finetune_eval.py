@@ -2,8 +2,8 @@
 import polars as pl
 
 from lengthgen.finetune.train import evaluate_finetuned
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.records.provenance import collect
+from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
 from lengthgen.tasks import get_task
 

@@ -7,9 +7,9 @@ from lengthgen.icl.predict import predict_files
 from lengthgen.icl.prompts import symbol_separator
 from lengthgen.models.registry import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
-from lengthgen.results.files import read_table
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.records.files import read_table
+from lengthgen.records.provenance import collect
+from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
 
 device = start_job(snakemake, uses_torch=True)

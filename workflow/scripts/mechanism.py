@@ -2,8 +2,8 @@
 import polars as pl
 
 from lengthgen.mechanism.run import analyse_subject
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.records.provenance import collect
+from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
 
 device = start_job(snakemake, uses_torch=True)

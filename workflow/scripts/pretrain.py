@@ -1,7 +1,7 @@
 """Adapter: pretrain one embedded character-level model and probe its induction heads."""
 from lengthgen.pretrain.train import induction_probe, pretrain
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.records.provenance import collect
+from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
 
 device = start_job(snakemake, uses_torch=True)

@@ -6,8 +6,8 @@ from lengthgen.icl.cache import PredictionCache
 from lengthgen.models.registry import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
 from lengthgen.realistic.predict import predict_realistic
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.records.provenance import collect
+from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
 
 device = start_job(snakemake, uses_torch=True)

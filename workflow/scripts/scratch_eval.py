@@ -1,8 +1,8 @@
 """Adapter: per-example exact match of one from-scratch model on every length bin of its family."""
 import polars as pl
 
-from lengthgen.results.provenance import collect
-from lengthgen.results.tables import write_parquet
+from lengthgen.records.provenance import collect
+from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
 from lengthgen.scratch.train import evaluate_scratch_model
 from lengthgen.tasks import get_task

@@ -23,7 +23,7 @@ LOREM_WORDS = 45 * 4  # a lorem paragraph has at least 45 sentences of 4 words, 
 
 def position_table(model_dir) -> int | None:
     """Positions of a local model with learned absolute positions (None: no hard limit, or not local)."""
-    from ..results.files import read_json
+    from ..records.files import read_json
 
     config_file = Path(model_dir) / "config.json"
     if not config_file.is_file():

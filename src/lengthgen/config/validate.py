@@ -245,7 +245,7 @@ def check_models(config: dict, check_availability: bool = True, search=(".",)) -
 
 def check_positions(config: dict, search=(".",)) -> None:
     """No stage asks a local model with learned absolute positions for more positions than it has."""
-    from ..results.files import DamagedFile
+    from ..records.files import DamagedFile
     from .limits import position_problems
 
     def directory_of(name):

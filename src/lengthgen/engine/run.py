@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from ..results.provenance import canonical_json, config_hash
+from ..records.provenance import canonical_json, config_hash
 from ..runtime import pick_device
 from .sequences import IGNORE, length_buckets
 from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
@@ -193,8 +193,8 @@ def history_frame(summary: dict):
 def write_history(summary: dict, path, section: dict, seed: int, device: str, wildcards: dict, **extra) -> None:
     """A finished run's history table with its provenance: the settings, seed and device, the job's
     wildcards, and where the run stopped, what it kept and where it resumed from."""
-    from ..results.provenance import collect
-    from ..results.tables import write_parquet
+    from ..records.provenance import collect
+    from ..records.tables import write_parquet
 
     outcome = {k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}
     write_parquet(history_frame(summary), path,

@@ -14,9 +14,9 @@ from ..lengthbins.table import (
     read_evals,
     read_inputs,
 )
-from ..results.provenance import collect
-from ..results.references import finetune_reference
-from ..results.tables import write_table
+from ..records.provenance import collect
+from ..records.tables import write_table
+from ..references import finetune_reference
 
 
 def write_finetune_table(eval_paths, section: dict, outputs) -> None:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ..results.files import DamagedFile, read_table
-from ..results.provenance import canonical_json, config_hash
-from ..results.tables import read_provenance, write_parquet
+from ..records.files import DamagedFile, read_table
+from ..records.provenance import canonical_json, config_hash
+from ..records.tables import read_provenance, write_parquet
 
 SET_ASIDE = ".damaged"  # suffix added to a shard that failed to read or verify
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.files import read_frame
-from ..results.provenance import collect
-from ..results.tables import to_markdown, write_table
+from ..records.files import read_frame
+from ..records.provenance import collect
+from ..records.tables import to_markdown, write_table
 from ..stats import LEVEL, binomial_two_sided, bootstrap_mean, interval_text, paired_comparison, verdict, wilson
 from ..tasks import MIRROR_PAIRS, get_task
 from ..tasks.theory import theory_table

@@ -12,7 +12,7 @@ from ..engine.scoring import score
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, encode_example
 from ..models.storage import load_pretrained
 from ..models.vocab import SPECIALS
-from ..results.files import read_table
+from ..records.files import read_table
 from ..runtime import pick_device
 from ..tasks import Task
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.files import read_frame
-from ..results.tables import to_markdown
+from ..records.files import read_frame
+from ..records.tables import to_markdown
 from ..stats import binary_comparison, interval_text, wilson
 from ..tasks import FAMILIES, MIRROR_PAIRS, TASK_NAMES, LengthBin, get_task
 from ..tasks.theory import theory_table

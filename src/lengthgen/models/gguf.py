@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from ..results.files import reading
+from ..records.files import reading
 from .storage import save_hf_directory, sha256_of
 from .unavailable import ModelUnavailable
 

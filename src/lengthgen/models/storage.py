@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..results.files import DamagedFile, check_safetensors, read_json
+from ..records.files import DamagedFile, check_safetensors, read_json
 
 WHOLE_FILE_LIMIT = 64 * 2**20  # larger weight files are fingerprinted by size, head and tail
 MANIFEST = "manifest.sha256"  # each file's sha256 as `sha256sum` writes it (`sha256sum -c` checks it by hand)

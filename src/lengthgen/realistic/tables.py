@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.files import read_frame
-from ..results.provenance import collect
-from ..results.references import lorem_reference
-from ..results.tables import to_markdown, write_table
+from ..records.files import read_frame
+from ..records.provenance import collect
+from ..records.tables import to_markdown, write_table
+from ..references import lorem_reference
 from ..stats import interval_text, mean_interval, paired_comparison
 
 LOREM = ["exact", "too_short", "unambiguous", "ambiguous", "tf_unambiguous", "tf_ambiguous"]

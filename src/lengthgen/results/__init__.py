@@ -1,5 +1,6 @@
-"""Results: parquet tables with provenance, the comparison of the three experiments, figures.
+"""Results: the top of the library, reading the stages' finished tables.
 
-`tables` and `provenance` sit under every stage (each writes its outputs through them); the
-comparison and the figures read the finished tables (workflow/rules/finetune.smk, report.smk).
+The comparison of the three experiments, the findings, figures, the index of tables and the run
+times (workflow/rules/finetune.smk, report.smk; `python -m lengthgen`). Nothing below imports it:
+stages write through `lengthgen.records`.
 """

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..records.files import read_frame
+from ..records.tables import to_markdown
 from ..tasks import MIRROR_PAIRS, LengthBin, get_task
-from .files import read_frame
-from .tables import to_markdown
 
 
 def _longest(frame: pl.DataFrame) -> pl.DataFrame:
@@ -72,8 +72,8 @@ def comparison_markdown(rows: pl.DataFrame, provenance: dict) -> str:
 
 
 def write_comparison_table(scratch_path, icl_path, finetune_path, section: dict, outputs) -> None:
-    from .provenance import collect
-    from .tables import write_table
+    from ..records.provenance import collect
+    from ..records.tables import write_table
 
     provenance = collect(section)
     rows = comparison_rows(*(read_frame(p) for p in (scratch_path, icl_path, finetune_path)))

@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from ..records.tables import atomic_path  # noqa: E402
 from ..tasks import FAMILIES, MIRROR_PAIRS, LengthBin, get_task  # noqa: E402
-from .tables import atomic_path  # noqa: E402
 
 LEFT, RIGHT = "#c44e52", "#4c72b0"  # left/backward vs right/forward throughout
 

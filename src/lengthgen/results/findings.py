@@ -23,10 +23,9 @@ import math
 import polars as pl
 
 from ..lengthbins.table import MIRROR_TOLERANCE
-from ..stats import LEVEL, interval_text
-from ..tasks import LengthBin, get_task
-from .files import read_frame
-from .references import (
+from ..records.files import read_frame
+from ..records.tables import to_markdown
+from ..references import (
     IN_CONTEXT_SETTING,
     LOREM,
     finetune_reference,
@@ -34,7 +33,8 @@ from .references import (
     lorem_reference,
     scratch_reference,
 )
-from .tables import to_markdown
+from ..stats import LEVEL, interval_text
+from ..tasks import LengthBin, get_task
 
 SHOWN, CONTRADICTED, NOISE, NOT_RUN = "shown", "contradicted", "not distinguishable from noise", "not run"
 VERDICTS = (SHOWN, CONTRADICTED, NOISE, NOT_RUN)
@@ -400,8 +400,8 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
 def write_findings(paths: dict[str, str], section: dict, outputs) -> None:
     """paths: pairs-table name -> parquet, for the stages this config runs; section: the rule's params
     (`models`: registry name -> hub path, for the paper's numbers)."""
-    from .provenance import collect
-    from .tables import write_table
+    from ..records.provenance import collect
+    from ..records.tables import write_table
 
     provenance = collect(section)
     frame = findings_table({name: read_frame(path) for name, path in paths.items()}, section.get("models"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .files import read_frame
-from .tables import read_provenance
+from ..records.files import read_frame
+from ..records.tables import read_provenance
 
 SHOWN_INPUTS = 5
 
@@ -23,8 +23,8 @@ def tables_index(made: dict, paths) -> pl.DataFrame:
 
 
 def write_tables_index(made: dict, paths, outputs) -> None:
-    from .provenance import collect
-    from .tables import write_table
+    from ..records.provenance import collect
+    from ..records.tables import write_table
 
     write_table(tables_index(made, paths), outputs, collect(made),
                 title="Result tables: the rule that made each and its inputs")

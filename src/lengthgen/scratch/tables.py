@@ -15,9 +15,9 @@ from ..lengthbins.table import (
     read_evals,
     read_inputs,
 )
-from ..results.provenance import collect
-from ..results.references import scratch_reference
-from ..results.tables import with_provenance_columns, write_parquet, write_table
+from ..records.provenance import collect
+from ..records.tables import with_provenance_columns, write_parquet, write_table
+from ..references import scratch_reference
 
 
 def write_scratch_tables(eval_paths, section: dict, outputs) -> None:

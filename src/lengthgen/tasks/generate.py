@@ -355,8 +355,8 @@ def make_dataset(task: Task, encoding: str, settings: dict, length_bin: LengthBi
 def write_data_file(section: dict, path) -> None:
     """One data file (task, encoding, bin, seed of `section`, the data rule's params) as parquet
     with its provenance."""
-    from ..results.provenance import collect
-    from ..results.tables import write_parquet
+    from ..records.provenance import collect
+    from ..records.tables import write_parquet
     from .definitions import get_task
 
     table = make_dataset(get_task(section["task"]), section["encoding"], section["settings"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.files import read_table
+from ..records.files import read_table
 from .definitions import get_task
 
 
@@ -58,7 +58,7 @@ def summarise(paths) -> pl.DataFrame:
 
 
 def write_data_summary(paths, section: dict, outputs) -> None:
-    from ..results.provenance import collect
-    from ..results.tables import write_table
+    from ..records.provenance import collect
+    from ..records.tables import write_table
 
     write_table(summarise(paths), outputs, collect(section), title="Data summary: per file, the checks that matter")

@@ -33,8 +33,8 @@ def program_cell(task: Task) -> str:
 
 
 def write_theory_table(section: dict, outputs) -> None:
-    from ..results.provenance import collect
-    from ..results.tables import write_table
+    from ..records.provenance import collect
+    from ..records.tables import write_table
 
     tasks = [TASKS[name] for name in section["tasks"]]
     write_table(theory_table(tasks), outputs, collect(section),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..results.files import read_table
+from ..records.files import read_table
 from ..theory import NONE, generate, next_symbols
 from .definitions import TASKS, Task, get_task
 from .generate import CHAR_SYMBOLS, MAX_ALPHABET, encode, generate_inputs, style_of, symbols_used, target_of
@@ -161,8 +161,8 @@ def theory_check(paths, section: dict) -> pl.DataFrame:
 
 
 def write_theory_check(paths, section: dict, outputs) -> None:
-    from ..results.provenance import collect
-    from ..results.tables import to_markdown, write_table
+    from ..records.provenance import collect
+    from ..records.tables import to_markdown, write_table
 
     frame = theory_check(paths, section)
     provenance = collect(section)
