@@ -27,7 +27,7 @@ from lengthgen.engine.loop import train
 from lengthgen.engine.scoring import score, teacher_forced_accuracy
 from lengthgen.engine.sequences import encoded_examples, tokenizer_layout
 from lengthgen.finetune.train import finetune_run
-from lengthgen.models.registry import load_tokenizer
+from lengthgen.models.loading import load_tokenizer
 from lengthgen.runtime import configure
 from lengthgen.tasks import LengthBin, get_task
 from lengthgen.tasks.generate import symbols_used

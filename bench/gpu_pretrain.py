@@ -19,7 +19,8 @@ import torch
 import yaml
 
 from lengthgen.config import pretrain_section, validate_config
-from lengthgen.pretrain.train import pretrain, probe_rows
+from lengthgen.mechanism.probe import probe_rows
+from lengthgen.pretrain.train import pretrain
 
 
 def main(argv: list[str] | None = None) -> None:

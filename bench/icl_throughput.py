@@ -4,7 +4,7 @@ prompts, three ways, in one process on the same model and prompts.
 - per example: `generate` one prompt at a time, then one forward pass over prompt + answer;
 - batched (the pipeline until this bench): batched `generate` (left padding, static KV cache) and a
   separate batched teacher-forced pass;
-- the pipeline now (`engine.forcing.force`): one forced pass per batch gives the measures and the
+- the pipeline now (`inference.forcing.force`): one forced pass per batch gives the measures and the
   greedy tokens as long as they agree with the reference; only the rest decode, from its cache.
 
 Prints prompts/s of each, the ratios, and whether every answer and measure agrees with the
@@ -22,11 +22,11 @@ from pathlib import Path
 import torch
 
 from lengthgen.config import validate_config
-from lengthgen.engine.decoding import Request, greedy_decode, stop_cut
-from lengthgen.engine.forcing import force
 from lengthgen.icl.predict import BUDGET_MARGIN, STOPS, build_prompts
-from lengthgen.icl.prompts import symbol_separator
 from lengthgen.icl.teacher import TeacherItem, forced_items
+from lengthgen.inference.decoding import Request, greedy_decode, stop_cut
+from lengthgen.inference.forcing import force
+from lengthgen.inference.text import symbol_separator
 from lengthgen.runtime import configure
 from lengthgen.tasks import LengthBin, get_task
 from lengthgen.tasks.generate import make_dataset

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from lengthgen.icl.prompts import symbol_separator
+from lengthgen.inference.text import symbol_separator
 from lengthgen.mechanism.patching import patching
 from lengthgen.mechanism.prompts import few_shot_prompts
 from lengthgen.mechanism.reference import per_position_attention

@@ -1,6 +1,8 @@
-"""The library's shape: imports go one way (no circle), settings have one source of defaults."""
+"""The library's shape: every module in one declared layer, imports only downward (or as the README
+declares), no circle; settings have one source of defaults."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,28 @@ from lengthgen.config import train_settings, validate_config
 from lengthgen.engine.settings import TrainSettings
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "lengthgen"
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+# The layers, lowest first: a unit (a module or package directly under lengthgen, "lengthgen" being
+# the package's own __init__) imports its own modules and those of units in lower layers; never a
+# unit of its own layer or a higher one, except as EXCEPTIONS declare. The README's Architecture
+# section lists the same layers and exceptions (a test compares them).
+LAYERS = [
+    ("foundation", ["lengthgen", "lengthgen.devices", "lengthgen.theory", "lengthgen.stats"]),
+    ("job set-up", ["lengthgen.runtime"]),
+    ("records", ["lengthgen.records", "lengthgen.references"]),
+    ("tasks", ["lengthgen.tasks"]),
+    ("models", ["lengthgen.models"]),
+    ("inference", ["lengthgen.inference"]),
+    ("training", ["lengthgen.engine"]),
+    ("settings and evaluation", ["lengthgen.config", "lengthgen.lengthbins", "lengthgen.verify"]),
+    ("experiments", ["lengthgen.scratch", "lengthgen.pretrain", "lengthgen.icl", "lengthgen.finetune",
+                     "lengthgen.mechanism", "lengthgen.realistic"]),
+    ("reporting", ["lengthgen.results"]),
+    ("command line", ["lengthgen.cli"]),
+    ("entry point", ["lengthgen.__main__"]),
+]
+EXCEPTIONS = {("lengthgen.pretrain", "lengthgen.mechanism")}  # pretraining runs the mechanism's induction probe
 
 
 def module_name(path: Path) -> str:
@@ -39,6 +63,29 @@ def import_graph() -> dict[str, set[str]]:
     return {name: imports_of(path, set(files)) - {name} for name, path in files.items()}
 
 
+def unit_of(module: str) -> str:
+    """The package or module directly under lengthgen that `module` is part of."""
+    return ".".join(module.split(".")[:2])
+
+
+def layer_index(layers) -> dict[str, int]:
+    return {unit: level for level, (_, units) in enumerate(layers) for unit in units}
+
+
+def violations(graph: dict[str, set[str]], layers, exceptions) -> list[str]:
+    """Every import that goes sideways or up, as `module -> module (unit layer -> unit layer)`."""
+    level, names = layer_index(layers), [name for name, _ in layers]
+    found = []
+    for module, imported in sorted(graph.items()):
+        for target in sorted(imported):
+            source_unit, target_unit = unit_of(module), unit_of(target)
+            if source_unit == target_unit or (source_unit, target_unit) in exceptions:
+                continue
+            if level[target_unit] >= level[source_unit]:
+                found.append(f"{module} -> {target} ({names[level[source_unit]]} -> {names[level[target_unit]]})")
+    return found
+
+
 def find_cycle(graph):
     state, stack = {}, []
 
@@ -60,9 +107,31 @@ def find_cycle(graph):
     return None
 
 
-def test_no_import_circle():
+def test_every_module_is_in_exactly_one_layer():
+    units = {unit_of(module) for module in import_graph()}
+    declared = [unit for _, members in LAYERS for unit in members]
+    assert len(declared) == len(set(declared)), "a unit listed in two layers"
+    assert units == set(declared), f"not in a layer: {sorted(units - set(declared))}; " \
+                                   f"no such unit: {sorted(set(declared) - units)}"
+
+
+def test_imports_go_down_the_layers():
     graph = import_graph()
     assert "lengthgen.engine.stacked" in graph["lengthgen.engine.loop"]  # the walker sees imports
+    assert "lengthgen.runtime" in graph["lengthgen.records.files"]
+    assert violations(graph, LAYERS, EXCEPTIONS) == []
+
+
+def test_the_layer_check_finds_an_import_sideways_and_up():
+    layers = [("low", ["lengthgen.a"]), ("mid", ["lengthgen.b", "lengthgen.c"]), ("top", ["lengthgen.d"])]
+    graph = {"lengthgen.a.x": {"lengthgen.d"}, "lengthgen.b": {"lengthgen.c.y", "lengthgen.a.x"},
+             "lengthgen.c.y": {"lengthgen.b"}, "lengthgen.d": {"lengthgen.b", "lengthgen.a.x"}}
+    assert violations(graph, layers, {("lengthgen.c", "lengthgen.b")}) == [
+        "lengthgen.a.x -> lengthgen.d (low -> top)", "lengthgen.b -> lengthgen.c.y (mid -> mid)"]
+
+
+def test_no_import_circle():
+    graph = import_graph()
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
 
 
@@ -70,12 +139,17 @@ def test_the_cycle_finder_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-def test_lower_layers_never_import_the_experiments():
-    experiments = ("lengthgen.scratch", "lengthgen.finetune", "lengthgen.icl", "lengthgen.pretrain",
-                   "lengthgen.mechanism", "lengthgen.realistic")
-    for name, imported in import_graph().items():
-        if name.startswith(("lengthgen.tasks", "lengthgen.models", "lengthgen.engine")):
-            assert not {m for m in imported if m.startswith(experiments)}, name
+def readme_layers() -> tuple[list, set]:
+    """The layers and exceptions as the README's Architecture section lists them."""
+    section = README.read_text().split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    layers = [(name, re.findall(r"`(lengthgen[\w.]*)`", units))
+              for name, units in re.findall(r"^\d+\. \*\*([^*]+)\*\*: (.*)$", section, re.MULTILINE)]
+    exceptions = set(re.findall(r"^- `(lengthgen[\w.]*)` imports `(lengthgen[\w.]*)`", section, re.MULTILINE))
+    return layers, exceptions
+
+
+def test_the_readme_declares_the_same_layers():
+    assert readme_layers() == (LAYERS, EXCEPTIONS)
 
 
 def test_train_settings_have_no_defaults_of_their_own_and_refuse_unknown_keys():

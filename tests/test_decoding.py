@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from lengthgen.engine.decoding import Request, greedy_decode, stop_cut
+from lengthgen.inference.decoding import Request, greedy_decode, stop_cut
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset

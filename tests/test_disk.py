@@ -18,14 +18,15 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.config import ConfigError, model_entry, validate_config
-from lengthgen.icl.cache import DamagedShardWarning, PredictionCache
 from lengthgen.icl.predict import predict_files
-from lengthgen.lengthbins.evaluate import evaluate_bins, load_trained, load_trained_tokenizer
+from lengthgen.inference.cache import DamagedShardWarning, PredictionCache
+from lengthgen.lengthbins.evaluate import evaluate_bins
 from lengthgen.lengthbins.table import read_evals
+from lengthgen.mechanism.probe import induction_probe
 from lengthgen.models.char_tokenizer import build_char_tokenizer
-from lengthgen.models.registry import load, load_model, project_path
+from lengthgen.models.loading import load, load_model, load_trained, load_trained_tokenizer
+from lengthgen.models.registry import project_path
 from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manifest, save_hf_directory
-from lengthgen.pretrain.train import induction_probe
 from lengthgen.records.files import DamagedFile, read_frame
 from lengthgen.records.tables import read_provenance, write_parquet
 from lengthgen.tasks import TASKS, LengthBin

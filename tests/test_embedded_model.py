@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from lengthgen.pretrain.train import induction_probe
+from lengthgen.mechanism.probe import induction_probe
 
 EMBEDDED = Path(__file__).resolve().parents[1] / "resources" / "embedded"
 

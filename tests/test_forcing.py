@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from lengthgen.engine.decoding import stop_cut
-from lengthgen.engine.forcing import ForcedItem, _groups, force
+from lengthgen.inference.decoding import stop_cut
+from lengthgen.inference.forcing import ForcedItem, _groups, force
 from test_decoding import REQUESTS, TOKENIZER, tiny
 
 

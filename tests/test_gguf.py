@@ -11,7 +11,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from gguf_files import SPECIAL, write_tiny_gguf
 from lengthgen.config import ConfigError, model_entry, validate_config
-from lengthgen.models.gguf import CONVERSION_RECORD, GGUFSource, convert
+from lengthgen.models.conversion import CONVERSION_RECORD, convert
+from lengthgen.models.gguf import GGUFSource
 from lengthgen.models.registry import ModelUnavailable, check_available
 from lengthgen.models.storage import directory_fingerprint
 from snakemake_runner import planned_jobs, smoke_config, snakemake

@@ -10,13 +10,13 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.config import model_entry
-from lengthgen.icl.cache import PredictionCache
 from lengthgen.icl.predict import predict_files
-from lengthgen.icl.prompts import symbol_separator
 from lengthgen.icl.scoring import authors_prediction, right_neighbour_error, strict_correct
 from lengthgen.icl.teacher import TeacherItem, teacher_forced
+from lengthgen.inference.cache import PredictionCache
+from lengthgen.inference.text import symbol_separator
 from lengthgen.models.char_tokenizer import build_char_tokenizer
-from lengthgen.models.registry import load_model
+from lengthgen.models.loading import load_model
 from lengthgen.models.storage import directory_fingerprint
 from lengthgen.stats import wilson
 from lengthgen.tasks import TASKS, LengthBin

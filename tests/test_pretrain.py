@@ -20,7 +20,8 @@ def test_corpus_is_deterministic_and_clean():
 def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from lengthgen.pretrain.train import induction_probe, pretrain
+    from lengthgen.mechanism.probe import induction_probe
+    from lengthgen.pretrain.train import pretrain
 
     section = {"architecture": "gpt2", "seed": 0, "corpus_chars": 60_000, "validation_fraction": 0.05,
                "context": 96, "save_fp16": True, "probe_length": 3, "model": {"layers": 1, "heads": 2, "d_model": 16},
@@ -46,8 +47,8 @@ def test_the_probe_summary_is_the_best_head_of_the_probe_table():
     the same heads as the table the workflow writes."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    from lengthgen.mechanism.probe import probe_heads, probe_summary
     from lengthgen.models.char_tokenizer import build_char_tokenizer
-    from lengthgen.pretrain.train import probe_heads, probe_summary
 
     tokenizer = build_char_tokenizer()
     torch.manual_seed(0)

@@ -7,7 +7,6 @@ from lengthgen.icl.prompts import (
     Example,
     build_prompt,
     copy_line,
-    demonstration_pool,
     draw_demonstrations,
     retrieval_line,
     variants_for,
@@ -15,6 +14,7 @@ from lengthgen.icl.prompts import (
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.tasks import TASKS
 from lengthgen.tasks.generate import CHAR_SYMBOLS
+from lengthgen.tasks.pools import demonstration_pool
 
 RETRIEVAL = {"alphabet_size": 62, "occurrence_divisor": 5}
 COPY = {"alphabet_size": 52, "pool_fraction": 0.333}

@@ -11,7 +11,7 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from lengthgen.icl.cache import PredictionCache
+from lengthgen.inference.cache import PredictionCache
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.realistic import git
 from lengthgen.realistic.ambiguity import alignment, alignment_score, breaks, classes, score_copy

@@ -5,7 +5,8 @@ import torch
 
 from lengthgen.config import ConfigError, model_entry
 from lengthgen.models.builders import build_model
-from lengthgen.models.registry import ModelUnavailable, check_available, load
+from lengthgen.models.loading import load
+from lengthgen.models.registry import ModelUnavailable, check_available
 from lengthgen.models.vocab import build_tokenizer
 
 

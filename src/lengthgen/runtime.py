@@ -1,9 +1,11 @@
-"""Process set-up for workflow jobs and the one place that chooses the device."""
+"""Process set-up for workflow jobs: the log file, threads, and expected failures as one line."""
 
 from __future__ import annotations
 
 import os
 import sys
+
+from .devices import pick_device
 
 
 class ExpectedFailure(Exception):
@@ -16,15 +18,6 @@ def _one_line_for_expected(kind, error, trace) -> None:
         print(f"lengthgen: {error}", file=sys.stderr)
     else:
         sys.__excepthook__(kind, error, trace)
-
-
-def pick_device(requested: str = "auto"):
-    """The torch device to run on: CUDA when present (for "auto"), else what was asked for."""
-    import torch
-
-    if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(requested)
 
 
 def log_to(path) -> None:
@@ -67,16 +60,3 @@ def start_job(snakemake, uses_torch: bool = False) -> str:
     sys.excepthook = _one_line_for_expected
     return configure(snakemake.threads) if uses_torch else "cpu"
 
-
-def input_device(model):
-    """Where a model's inputs go: its device, or for a model accelerate placed across devices the
-    device its first module runs on (a layer offloaded to disk runs on the CPU)."""
-    import torch
-
-    placement = getattr(model, "hf_device_map", None)
-    if placement:
-        first = next(iter(placement.values()))
-        if isinstance(first, int):
-            return torch.device("cuda", first)
-        return torch.device("cpu" if first in ("cpu", "disk") else first)
-    return model.device

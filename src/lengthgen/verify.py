@@ -13,7 +13,7 @@ from base64 import urlsafe_b64decode
 from dataclasses import dataclass
 from pathlib import Path
 
-from .icl.cache import read_shard
+from .inference.cache import read_shard
 from .models.storage import MANIFEST, unreadable_file, verify_model_directory
 from .records.files import DamagedFile, check_readable, rebuild_target
 

@@ -2,7 +2,8 @@
 import json
 from pathlib import Path
 
-from lengthgen.models.gguf import GGUFSource, convert
+from lengthgen.models.conversion import convert
+from lengthgen.models.gguf import GGUFSource
 from lengthgen.runtime import start_job
 
 start_job(snakemake, uses_torch=True)

@@ -2,10 +2,10 @@
 import polars as pl
 
 from lengthgen.config import job_model_entry
-from lengthgen.icl.cache import PredictionCache
 from lengthgen.icl.predict import predict_files
-from lengthgen.icl.prompts import symbol_separator
-from lengthgen.models.registry import load_model, load_tokenizer
+from lengthgen.inference.cache import PredictionCache
+from lengthgen.inference.text import symbol_separator
+from lengthgen.models.loading import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
 from lengthgen.records.files import read_table
 from lengthgen.records.provenance import collect

@@ -1,5 +1,6 @@
 """Adapter: pretrain one embedded character-level model and probe its induction heads."""
-from lengthgen.pretrain.train import induction_probe, pretrain
+from lengthgen.mechanism.probe import induction_probe
+from lengthgen.pretrain.train import pretrain
 from lengthgen.records.provenance import collect
 from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job

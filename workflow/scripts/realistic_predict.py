@@ -2,8 +2,8 @@
 import polars as pl
 
 from lengthgen.config import job_model_entry
-from lengthgen.icl.cache import PredictionCache
-from lengthgen.models.registry import load_model, load_tokenizer
+from lengthgen.inference.cache import PredictionCache
+from lengthgen.models.loading import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
 from lengthgen.realistic.predict import predict_realistic
 from lengthgen.records.provenance import collect

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..models.positions import ABSOLUTE_POSITION_TYPES
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import length_unit
+from ..tasks.pools import POOLS
 from .sections import finetune_bins
 
 LOREM_WORDS = 45 * 4  # a lorem paragraph has at least 45 sentences of 4 words, each at least one token
@@ -41,8 +42,6 @@ def _families(config: dict) -> list[str]:
 def icl_needs(config: dict, chat: bool):
     """(key, length, positions) of the longest in-context prompt of each family: the test example and
     its answer, and (completion models) at least shots - 1 demonstrations of the pool's length."""
-    from ..icl.prompts import POOLS
-
     section = config["icl"]
     for family in _families(config):
         lengths = section["lengths"][family]

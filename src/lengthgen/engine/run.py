@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
+from ..devices import pick_device
 from ..records.provenance import canonical_json, config_hash
-from ..runtime import pick_device
 from .sequences import IGNORE, length_buckets
 from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
 

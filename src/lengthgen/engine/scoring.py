@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..devices import input_device
+from ..inference.measures import next_tokens, top_tokens
 from .sequences import Encoded
 from .settings import precision_autocast
 
@@ -44,7 +46,7 @@ def score(model, examples: list[Encoded], target_lengths: list[int], batch_size:
     Greedy: right iff decoding from the prompt yields exactly the target, then <eos>.
     """
     model.eval()
-    device = next(model.parameters()).device
+    device = input_device(model)
     results: list[Scored | None] = [None] * len(examples)
     autocast = precision_autocast(device, precision)
     for indices in _groups(examples, batch_size):
@@ -54,9 +56,8 @@ def score(model, examples: list[Encoded], target_lengths: list[int], batch_size:
         ids = torch.tensor([examples[i].ids for i in indices], device=device)
         with autocast:
             logits = model(input_ids=ids).logits
-        predicted = logits[:, start - 1:start - 1 + n_scored].argmax(-1)
-        expected = ids[:, start:start + n_scored]
-        correct = (predicted == expected).all(-1).tolist()
+        predicted, hits = top_tokens(*next_tokens(logits, ids, slice(start - 1, start - 1 + n_scored)))
+        correct = hits.all(-1).tolist()
         for row, i in enumerate(indices):
             results[i] = Scored(correct[row], predicted[row].tolist())
         if greedy:

@@ -21,9 +21,10 @@ from ..engine.run import TrainingRun
 from ..engine.scoring import teacher_forced_accuracy
 from ..engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
 from ..engine.settings import TrainSettings, make_accelerator
-from ..lengthbins.evaluate import evaluate_bins, load_trained, load_trained_tokenizer
+from ..lengthbins.evaluate import evaluate_bins
+from ..models.loading import load_model, load_tokenizer, load_trained, load_trained_tokenizer
 from ..models.positions import position_limit
-from ..models.registry import ModelEntry, load_model, load_tokenizer
+from ..models.registry import ModelEntry
 from ..models.storage import model_identity, save_hf_directory
 from ..tasks import LengthBin, Task
 from ..tasks.generate import length_unit, symbols_used

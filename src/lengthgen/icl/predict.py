@@ -12,40 +12,21 @@ cached, and the model is loaded only when something is missing.
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
-
 import polars as pl
 
-from ..engine.forcing import ForcedItem, force
+from ..inference.cache import PredictionCache, prediction_key
+from ..inference.cached import CachedModel, forced_with_cache
+from ..inference.forcing import ForcedItem
+from ..inference.text import model_text
 from ..tasks import Task, get_task
 from ..tasks.generate import encode
-from .cache import PredictionCache, prediction_key
-from .prompts import Example, build_prompt, demonstration_pool, draw_demonstrations
+from ..tasks.pools import demonstration_pool
+from .prompts import Example, build_prompt, draw_demonstrations
 from .scoring import authors_prediction, right_neighbour_error, strict_correct
 from .teacher import TeacherItem, forced_items, scores_of
 
 BUDGET_MARGIN = 8  # tokens beyond the answer's own length (the stop string, a stray token)
 STOPS = {"retrieval": ("\n",), "copying": ("\n\n", "<eos>")}
-
-
-def model_text(tokenizer, text: str, system: str | None = None, generation_prompt: bool = True,
-               chat: bool | None = None) -> str:
-    """The exact text the model is given: for a chat (`chat`, by default whenever there is a system
-    prompt), `text` as the user's message in the model's own template, after the system prompt if
-    any, ending with the assistant's header unless `generation_prompt` is off (as the authors'
-    in-context runs: then the model writes the header itself); otherwise `text` itself."""
-    if not (system is not None if chat is None else chat):
-        return text
-    messages = ([{"role": "system", "content": system}] if system is not None else []) + [
-        {"role": "user", "content": text}]
-    try:
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
-    except Exception:  # templates without a system role: the system prompt opens the user message
-        if system is None:
-            raise
-        merged = [{"role": "user", "content": f"{system}\n\n{text}"}]
-        return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=generation_prompt)
 
 
 def build_prompts(task: Task, rows: list[dict], settings: dict, seed: int, variant: str, separator: str,
@@ -67,60 +48,6 @@ def _neighbours(task: Task, row: dict, separator: str, chat: bool) -> tuple[str,
     context, p = row["context"], row["target_position"]
     lead = "" if chat else " "
     return lead + encode([context[p + 1]], "chars"), lead + encode([context[p - 1]], "chars")
-
-
-class CachedModel:
-    """The model, loaded on first use only (never when everything is cached)."""
-
-    def __init__(self, load):
-        self.load, self.model = load, None
-
-    def __call__(self):
-        if self.model is None:
-            self.model = self.load() if callable(self.load) and not hasattr(self.load, "forward") else self.load
-        return self.model
-
-
-def cached_values(cache: PredictionCache | None, keys: list[str]):
-    """The cached value of each key (None where there is none), and the indices of those missing."""
-    found = [cache.get(k) if cache is not None else None for k in keys]
-    return found, [i for i, value in enumerate(found) if value is None]
-
-
-def decoding_key(prompt: str, item: ForcedItem) -> str:
-    """A greedy completion's cache key: the exact prompt, the budget and the stop strings."""
-    return prediction_key(prompt, {"greedy": True, "max_new_tokens": item.budget, "stop": list(item.stop)})
-
-
-def forced_with_cache(model: CachedModel, tokenizer, prompts: list[str], items: list[ForcedItem],
-                      teacher_keys: list[str], summarise, cache: PredictionCache | None, batch_size: int,
-                      progress: bool = False, decoding: list[ForcedItem] | None = None):
-    """Greedy completions of `prompts` and teacher-forced summaries of `items`, from the cache where
-    it has them; the rest from one forced pass per batch (`engine.forcing.force`), which decodes
-    only the rows whose completion is missing. `decoding`: where greedy decoding starts from other
-    prompts than the measures read, the items it decodes (apart, their answers empty).
-    summarise(index, Forced) -> what is kept of a forced reading (JSON-able). Returns (completions,
-    which completions came from the cache, summaries, the new cache entries: the caller stores
-    them with whatever else it made, as one shard)."""
-    decoders = decoding or items
-    decoding_keys = [decoding_key(p, i) for p, i in zip(prompts, decoders)]
-    completions, _ = cached_values(cache, decoding_keys)
-    stored, _ = cached_values(cache, teacher_keys)
-    summaries = [json.loads(s) if s is not None else None for s in stored]
-    from_cache = [c is not None for c in completions]
-    missing = [i for i in range(len(items)) if completions[i] is None or summaries[i] is None]
-    if missing:
-        together = decoding is None
-        asked = [replace(items[i], budget=items[i].budget if together and not from_cache[i] else 0) for i in missing]
-        for i, result in zip(missing, force(model(), tokenizer, asked, batch_size, progress)):
-            completions[i] = result.completion if together and not from_cache[i] else completions[i]
-            summaries[i] = summaries[i] if stored[i] is not None else summarise(i, result)
-        apart = [i for i in missing if not together and not from_cache[i]]
-        for i, result in zip(apart, force(model(), tokenizer, [decoders[i] for i in apart], batch_size, progress)):
-            completions[i] = result.completion
-    new = {decoding_keys[i]: completions[i] for i in missing if not from_cache[i]}
-    new.update({teacher_keys[i]: json.dumps(summaries[i]) for i in missing if stored[i] is None})
-    return completions, from_cache, summaries, new
 
 
 def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], prompts: list, batch_size: int,

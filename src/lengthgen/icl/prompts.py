@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tasks import LengthBin, Task
-from ..tasks.generate import encode, generate_inputs, target_of
+from ..tasks import Task
+from ..tasks.generate import encode, target_of
 
 RETRIEVAL_VARIANTS = ("bare", "rule", "formal", "example", "simple_rule", "math_rule", "simple_rule_explained",
                       "math_rule_explained")
@@ -39,23 +39,6 @@ COPY_VARIANTS = ("bare", "rule", "hint", "obey", "hint_examples")
 EXPLAINED = ("simple_rule_explained", "math_rule_explained")
 AUTHORS_VARIANTS = ("simple_rule", "math_rule", "simple_rule_explained", "math_rule_explained", "obey",
                     "hint_examples")
-SEPARATORS = {"space": " ", "none": ""}
-
-
-def symbol_separator(tokenizer, setting: str = "auto") -> str:
-    """" " (the paper: a BPE tokenizer makes each spaced symbol one token) or "" for a character
-    tokenizer, where a space would put every symbol two tokens after its predecessor."""
-    if setting != "auto":
-        return SEPARATORS[setting]
-    per_char = all(len(tokenizer(text, add_special_tokens=False).input_ids) == 2 for text in ("ab", " a", "Qz"))
-    return "" if per_char else " "
-
-
-# Demonstration pools: (context length, size) per generator, as the authors' pool files.
-POOLS = {"unique_retrieval": (5, 100), "nonunique_retrieval": (6, 1500), "unique_copy": (5, 1500),
-         "nonunique_copy": (5, 1500)}
-
-
 def variants_for(task: Task) -> tuple[str, ...]:
     return RETRIEVAL_VARIANTS if task.family == "retrieval" else COPY_VARIANTS
 
@@ -212,14 +195,6 @@ def explanation(task: Task, example: Example, separator: str, line) -> str:
 
 
 # -- demonstration pools -------------------------------------------------------------------------
-def demonstration_pool(task: Task, settings: dict, seed: int) -> list[tuple]:
-    """The generator's pool of short examples: (context, query, occurrences), shared by every task
-    of the generator."""
-    length, size = POOLS[task.generator]
-    return [(tuple(c), q, o) for c, q, o in generate_inputs(task, "chars", settings, LengthBin(length, length), size,
-                                                             seed, stream="demonstration-pool")]
-
-
 def draw_demonstrations(task: Task, pool: list[tuple], seed: int, index: int, test: Example,
                         count: int) -> list[Example]:
     """`count` pool examples for test example `index`, never the test example itself."""

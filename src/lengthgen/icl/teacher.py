@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..engine.forcing import Forced, ForcedItem, force
+from ..inference.forcing import Forced, ForcedItem, force
 
 
 @dataclass
@@ -46,7 +46,7 @@ def _plan(tokenizer, item: TeacherItem) -> dict:
 
 
 def forced_items(tokenizer, items: list[TeacherItem]) -> tuple[list[ForcedItem], list[dict]]:
-    """The items as token ids for `engine.forcing.force`, and the plan that reads its results."""
+    """The items as token ids for `inference.forcing.force`, and the plan that reads its results."""
     plans = [_plan(tokenizer, item) for item in items]
     asked = [[(d[0], d[1]), (d[0], d[2])] if (d := plan["distinguishing"]) else [] for plan in plans]
     return [ForcedItem(p["prompt"], p["answer"], a, item.budget, item.stop)

@@ -6,30 +6,12 @@ Used for the models trained from scratch and the fine-tuned ones alike.
 from __future__ import annotations
 
 import polars as pl
-import torch
 
 from ..engine.scoring import score
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, encode_example
-from ..models.storage import load_pretrained
 from ..models.vocab import SPECIALS
 from ..records.files import read_table
-from ..runtime import pick_device
 from ..tasks import Task
-
-
-def load_trained(model_dir):
-    """A trained model (from scratch or fine-tuned) in float32 on the job's device, for evaluation;
-    its directory checked against the manifest written with it."""
-    from transformers import AutoModelForCausalLM
-
-    return load_pretrained(AutoModelForCausalLM, model_dir, dtype=torch.float32).to(pick_device()).eval()
-
-
-def load_trained_tokenizer(model_dir):
-    """A trained model's tokenizer (its directory checked against the manifest written with it)."""
-    from transformers import AutoTokenizer
-
-    return load_pretrained(AutoTokenizer, model_dir)
 
 
 def evaluate_rows(model, task: Task, rows: list[dict], batch_size: int = 256, greedy: bool = True,

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import torch
 from tqdm.auto import tqdm
 
-from ..runtime import input_device
+from ..devices import input_device
+from ..inference.measures import next_tokens, top_tokens
 from .heads import SCORES, prompt_head_scores
 from .patching import measure, patching
 from .prompts import CopyPrompts
@@ -29,9 +30,8 @@ def copy_accuracy(model, prompts: CopyPrompts, batch_size: int = 32) -> float:
     right = total = 0
     for start in range(0, len(prompts.ids), batch_size):
         ids = prompts.ids[start:start + batch_size].to(input_device(model))
-        predicted = model(input_ids=ids).logits[:, prompts.scored].argmax(-1)
-        right += int((predicted == ids[:, prompts.scored + 1].to(predicted.device)).sum())
-        total += predicted.numel()
+        hits = top_tokens(*next_tokens(model(input_ids=ids).logits, ids, prompts.scored))[1]
+        right, total = right + int(hits.sum()), total + hits.numel()
     return right / total
 
 
@@ -55,9 +55,9 @@ def analyse(model, make_prompts: Callable[[int, str, int], CopyPrompts], lengths
             correct, loss = measure(logits, prompts, ids)
             clean["correct"] += correct
             clean["losses"] += loss
-            predicted = logits[:, prompts.scored].argmax(-1)
-            clean["hits"] += int((predicted == ids[:, prompts.scored + 1].to(predicted.device)).sum())
-            clean["tokens"] += predicted.numel()
+            hits = top_tokens(*next_tokens(logits, ids, prompts.scored))[1]
+            clean["hits"] += int(hits.sum())
+            clean["tokens"] += hits.numel()
 
         per_prompt = prompt_head_scores(model, prompts, batch_size, read)
         scores = {name: values.mean(0) for name, values in per_prompt.items()}

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..runtime import input_device
+from ..devices import input_device
 from .attention import Plan, patched
 from .prompts import CopyPrompts
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..runtime import input_device
+from ..devices import input_device
+from ..inference.measures import cross_entropy, exact_match, next_tokens
 from .attention import Plan, edge_attention, patched
 from .prompts import CopyPrompts
 
@@ -43,12 +44,9 @@ def anti_induction_edges(prompts: CopyPrompts) -> list[tuple[int, int]]:
 
 
 def measure(logits: torch.Tensor, prompts: CopyPrompts, ids: torch.Tensor) -> tuple[list[bool], list[float]]:
-    positions = prompts.scored
-    predicted = logits[:, positions].float()
-    labels = ids[:, positions + 1].to(predicted.device)
-    loss = torch.nn.functional.cross_entropy(predicted.transpose(1, 2), labels, reduction="none").mean(-1)
-    correct = (predicted.argmax(-1) == labels).all(-1)
-    return correct.tolist(), loss.tolist()
+    """Per prompt: every copied token ranked first, and the mean cross-entropy of the copied tokens."""
+    copied, labels = next_tokens(logits, ids, prompts.scored)
+    return exact_match(copied, labels).tolist(), cross_entropy(copied, labels).tolist()
 
 
 def top_heads(scores: np.ndarray, k: int) -> set[tuple[int, int]]:

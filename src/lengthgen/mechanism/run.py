@@ -13,9 +13,8 @@ def analyse_subject(section: dict, model_path: str | None, progress: bool = True
     ablate_top, batch_size, seeds); model_path: the local model directory (None for a hub model)."""
     from ..config import model_entry
     from ..engine.sequences import SCRATCH_LAYOUT, tokenizer_layout
-    from ..icl.prompts import symbol_separator
-    from ..lengthbins.evaluate import load_trained, load_trained_tokenizer
-    from ..models.registry import load
+    from ..inference.text import symbol_separator
+    from ..models.loading import load, load_trained, load_trained_tokenizer
 
     spelling, count, shots = section["spelling"], section["instances"], section["shots"]
     if spelling["kind"] == "registry":

@@ -1,9 +1,9 @@
 """The model registry: config name -> hub id or local path, revision, kind, dtype, device.
 
-Every model is loaded through the Auto classes (one model format for the whole pipeline);
-`trust_remote_code` stays off unless the entry says so. A model that is neither a local directory
-nor in the local Hugging Face cache nor reachable gets one clear error naming it, and
-`check_available` raises it when the workflow starts, before any job.
+Every model is loaded through the Auto classes (one model format for the whole pipeline; `loading`
+loads an entry); `trust_remote_code` stays off unless the entry says so. A model that is neither a
+local directory nor in the local Hugging Face cache nor reachable gets one clear error naming it,
+and `check_available` raises it when the workflow starts, before any job.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .gguf import GGUFSource
-from .storage import load_pretrained
 from .unavailable import ModelUnavailable
 
 
@@ -99,53 +98,3 @@ def check_available(entry: ModelEntry) -> None:
         raise ModelUnavailable(
             f"model {entry.name!r} ({entry.path}) is not a local directory, not in the Hugging Face cache and "
             f"not reachable on the hub: {type(error).__name__}: {str(error).splitlines()[0][:200]}") from None
-
-
-def _loading(entry: ModelEntry, loader):
-    try:
-        return loader()
-    except OSError as error:
-        raise ModelUnavailable(f"model {entry.name!r} ({entry.path}): {str(error).splitlines()[0]}") from None
-
-
-def load_tokenizer(entry: ModelEntry):
-    from transformers import AutoTokenizer
-
-    check_available(entry)
-    return _loading(entry, lambda: load_pretrained(AutoTokenizer, entry.path, revision=entry.revision,
-                                                   trust_remote_code=entry.trust_remote_code))
-
-
-def spread(entry: ModelEntry) -> bool:
-    """Whether the model is placed across devices (several GPUs, or a memory cap that offloads)
-    instead of moved whole to one."""
-    return entry.gpus > 1 or entry.max_memory is not None
-
-
-def load_model(entry: ModelEntry, check: bool = True, offload_folder: str | None = None):
-    """The model in eval mode: on the entry's device, or, for an entry with several GPUs or a memory
-    cap, placed layer by layer by accelerate (`device_map="auto"`, spilling to the CPU and then to
-    `offload_folder` past `max_memory`). `check=False` when the caller just checked availability."""
-    import tempfile
-
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    from ..runtime import pick_device
-
-    if check:
-        check_available(entry)
-    dtype = entry.dtype if entry.dtype == "auto" else getattr(torch, entry.dtype)
-    options = dict(revision=entry.revision, dtype=dtype, trust_remote_code=entry.trust_remote_code)
-    if spread(entry):
-        memory = {int(k) if str(k).isdigit() else k: v for k, v in (entry.max_memory or {}).items()}
-        options.update(device_map="auto", max_memory=memory or None,
-                       offload_folder=offload_folder or tempfile.mkdtemp(prefix="lengthgen-offload-"))
-    model = _loading(entry, lambda: load_pretrained(AutoModelForCausalLM, entry.path, **options))
-    return (model if spread(entry) else model.to(pick_device(entry.device))).eval()
-
-
-def load(entry: ModelEntry):
-    """(model, tokenizer) on the entry's device, in eval mode; availability checked once."""
-    tokenizer = load_tokenizer(entry)
-    return load_model(entry, check=False), tokenizer

@@ -114,22 +114,6 @@ def unreadable_file(folder) -> DamagedFile | None:
     return None
 
 
-def load_pretrained(loader, path, **options):
-    """`loader.from_pretrained(path, **options)` (an Auto class), a local directory first checked
-    against its manifest; a file that fails to load is named (DamagedFile) instead of a library
-    error without its path."""
-    local = Path(path).is_dir()
-    if local:
-        verify_model_directory(path)
-    try:
-        return loader.from_pretrained(path, **options)
-    except Exception:
-        damaged = unreadable_file(path) if local else None
-        if damaged is not None:
-            raise damaged from None
-        raise
-
-
 def directory_fingerprint(path: str | Path) -> str:
     """Content hash of a local model directory (weights, config, tokenizer; not its manifest): a
     retrained model saved at the same path gets a new identity, a copy of the same model keeps it."""

@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..devices import input_device
 from ..engine.loop import train
 from ..engine.run import TrainingRun
 from ..engine.settings import TrainSettings
+from ..inference.measures import next_tokens, top_tokens
+from ..mechanism.probe import probe_summary
 from ..models.builders import build_char_model
 from ..models.char_tokenizer import build_char_tokenizer
-from ..models.storage import load_pretrained, save_hf_directory
+from ..models.storage import save_hf_directory
 from .corpus import build_corpus, corpus_hash
 
 
@@ -33,13 +36,12 @@ class CorpusStream:
 
 
 def next_token_accuracy(model, windows: torch.Tensor, batch_size: int) -> float:
-    device = next(model.parameters()).device
+    """The share of the windows' tokens (after the first) the model ranks first."""
     right = total = 0
     for start in range(0, len(windows), batch_size):
-        batch = windows[start:start + batch_size].to(device)
-        predicted = model(input_ids=batch).logits[:, :-1].argmax(-1)
-        right += (predicted == batch[:, 1:]).sum().item()
-        total += predicted.numel()
+        batch = windows[start:start + batch_size].to(input_device(model))
+        hits = top_tokens(*next_tokens(model(input_ids=batch).logits, batch, slice(0, batch.shape[1] - 1)))[1]
+        right, total = right + int(hits.sum()), total + hits.numel()
     return right / total
 
 
@@ -74,51 +76,3 @@ def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) ->
     summary.update(corpus_hash=corpus_hash(text), corpus_chars=len(text),
                    tokens_seen=run.step_count * settings.batch_size * context)
     return summary
-
-
-@torch.no_grad()
-def probe_rows(model, tokenizer, length: int = 5, count: int = 32, seed: int = 0) -> tuple[list[dict], dict]:
-    """One row per head and direction with its scores, and the copy accuracy per direction (no
-    polars: the pretraining probe also runs on the GPU machine, which lacks it)."""
-    from ..icl.prompts import symbol_separator
-    from ..mechanism.analyse import copy_accuracy
-    from ..mechanism.heads import head_scores
-    from ..mechanism.prompts import few_shot_prompts
-
-    separator, rows, accuracy = symbol_separator(tokenizer), [], {}
-    for direction in ("forward", "backward"):
-        prompts = few_shot_prompts(tokenizer, length, direction, count, 10, seed, separator)
-        scores = head_scores(model, prompts)
-        accuracy[f"{direction}_copy_accuracy"] = copy_accuracy(model, prompts)
-        layers, heads = scores["induction"].shape
-        rows += [{"direction": direction, "layer": layer, "head": head,
-                  **{name: float(values[layer, head]) for name, values in scores.items()}}
-                 for layer in range(layers) for head in range(heads)]
-    return rows, accuracy
-
-
-def probe_heads(model, tokenizer, length: int = 5, count: int = 32, seed: int = 0):
-    """The mechanism's head scores on copy prompts (10 demonstrations, segments of `length`
-    letters): a table with one row per head and direction, and the teacher-forced copy accuracy per
-    direction."""
-    import polars as pl
-
-    rows, accuracy = probe_rows(model, tokenizer, length, count, seed)
-    return pl.DataFrame(rows), accuracy
-
-
-def probe_summary(model, tokenizer, length: int = 5) -> dict:
-    """Best induction score (forward copy prompts) and best anti-induction score (backward ones),
-    and the teacher-forced copy accuracy of each direction."""
-    rows, accuracy = probe_rows(model, tokenizer, length)
-    best = {score: max(r[score] for r in rows if r["direction"] == direction)
-            for score, direction in (("induction", "forward"), ("anti_induction", "backward"))}
-    return {"best_induction": best["induction"], "best_anti_induction": best["anti_induction"], **accuracy}
-
-
-def induction_probe(model_dir, length: int = 5, count: int = 32, seed: int = 0):
-    """`probe_heads` of a saved model (in float32)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = load_pretrained(AutoModelForCausalLM, model_dir, dtype=torch.float32).eval()
-    return probe_heads(model, load_pretrained(AutoTokenizer, model_dir), length, count, seed)

@@ -1,7 +1,7 @@
 """Predictions and scores of one model on the realistic tasks: lorem-ipsum echoes and git lists.
 
 Greedy decoding with a new-token budget from the reference's own length (never a fixed cap),
-through the in-context stage's decoder and prediction cache; beside it, teacher-forced measures
+through the shared forced pass and prediction cache (`lengthgen.inference`); beside it, teacher-forced measures
 (the reference given, the model's top token read at every step), which see models too small to
 echo a paragraph: for lorem, next-token accuracy where the current token is unambiguous against
 ambiguous; for git, the share of answer tokens ranked first, and of the first tokens of lines after
@@ -16,9 +16,10 @@ import zlib
 import numpy as np
 import polars as pl
 
-from ..engine.forcing import ForcedItem
-from ..icl.cache import PredictionCache, prediction_key
-from ..icl.predict import CachedModel, forced_with_cache, model_text
+from ..inference.cache import PredictionCache, prediction_key
+from ..inference.cached import CachedModel, forced_with_cache
+from ..inference.forcing import ForcedItem
+from ..inference.text import model_text
 from . import TASKS, git
 from .ambiguity import classes, score_copy
 from .lorem import paragraphs

@@ -9,8 +9,9 @@ from ..engine.run import TrainingRun
 from ..engine.scoring import teacher_forced_accuracy
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, TrainingStream, encoded_examples
 from ..engine.settings import TrainSettings
-from ..lengthbins.evaluate import evaluate_bins, load_trained
+from ..lengthbins.evaluate import evaluate_bins
 from ..models.builders import build_model
+from ..models.loading import load_trained
 from ..models.positions import uses_absolute_positions
 from ..models.storage import save_hf_directory
 from ..models.vocab import build_tokenizer, vocab_size

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
+from ..devices import input_device
 from ..models.positions import check_fits
-from ..runtime import input_device
+from .batches import left_padded, padding_id
 
 
 @dataclass
@@ -24,11 +25,6 @@ class Request:
     prompt: str
     max_new_tokens: int
     stop: tuple[str, ...] = ()
-
-
-def padding_id(tokenizer) -> int:
-    """The id to pad batches with: the tokenizer's pad token, else its end of text (else 0)."""
-    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
 
 
 def stop_cut(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
@@ -70,12 +66,7 @@ def _decode_batch(model, tokenizer, prompts: list[list[int]], requests: list[Req
                   eos_ids: set[int], device) -> list[str]:
     """One left-padded batch through `generate`, to the largest budget of its rows; each row is then
     cut to its own budget, its first `<eos>` and its first stop string."""
-    width = max(len(p) for p in prompts)
-    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, prompt in enumerate(prompts):
-        ids[row, width - len(prompt):] = torch.tensor(prompt)
-        mask[row, width - len(prompt):] = 1
+    ids, mask, width = left_padded(prompts, pad_id)
     stops = sorted({s for r in requests for s in r.stop if s})
     out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
                          max_new_tokens=max(r.max_new_tokens for r in requests), pad_token_id=pad_id,

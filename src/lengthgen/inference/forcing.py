@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 import torch
 from tqdm.auto import tqdm
 
+from ..devices import input_device
 from ..models.positions import check_fits
-from ..runtime import input_device
-from .decoding import padding_id, stop_cut
+from .batches import left_padded, padding_id
+from .decoding import stop_cut
 
 # Costs of continuing in groups, in row-steps (one row decoded one token): a decoding step costs as
 # much again as this many rows (reading the weights), a group as much as these row-steps (a cache
@@ -82,13 +83,8 @@ def force(model, tokenizer, items: list[ForcedItem], batch_size: int = 16, progr
 
 
 def _batch(model, tokenizer, items: list[ForcedItem]) -> list[Forced]:
-    pad_id, device = padding_id(tokenizer), input_device(model)
-    width, longest = max(len(i.prompt) for i in items), max(len(i.answer) for i in items)
-    ids = torch.full((len(items), width + longest), pad_id, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for row, item in enumerate(items):
-        ids[row, width - len(item.prompt):width + len(item.answer)] = torch.tensor(item.prompt + item.answer)
-        mask[row, width - len(item.prompt):width + len(item.answer)] = 1
+    ids, mask, width = left_padded([i.prompt for i in items], padding_id(tokenizer), [i.answer for i in items])
+    device, longest = input_device(model), ids.shape[1] - width
     decoding = any(i.budget > 0 for i in items)
     shared = decoding and not _sliding(model)
     out = model(input_ids=ids.to(device), attention_mask=mask.to(device),
