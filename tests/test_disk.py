@@ -93,7 +93,8 @@ def predictions(cache_root):
     rows = make_dataset(TASKS["UB"], "chars", UB, LengthBin(8, 8), 4, 0).to_pylist()
     files = [{"task": "UB", "bin": "8", "seed": 0, "variant": "bare", "rows": rows}]
     cache = PredictionCache(cache_root, IDENTITY)
-    return predict_files(tiny_gpt2(), TOKENIZER, files, {"UB": UB}, False, "", 5, 4, cache)
+    return predict_files(tiny_gpt2(), TOKENIZER, files, settings={"UB": UB}, chat=False, separator="", shots=5, batch_size=4,
+                         cache=cache)
 
 
 def rewrite_with_wrong_rows(shard):

@@ -79,8 +79,8 @@ def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
     assert AutoTokenizer.from_pretrained(tmp_path / "ft").convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
     pq.write_table(make_dataset(get_task("UB"), "chars", {"alphabet_size": 52}, LengthBin(9, 9), 6, 0),
                    tmp_path / "d.parquet")
-    frame = evaluate_finetuned(tmp_path / "ft", get_task("UB"), {"9": tmp_path / "d.parquet"}, {"alphabet_size": 52},
-                               "lengthgen", batch_size=256, precision="fp32")
+    frame = evaluate_finetuned(tmp_path / "ft", get_task("UB"), {"9": tmp_path / "d.parquet"},
+                               data={"alphabet_size": 52}, style="lengthgen", batch_size=256, precision="fp32")
     assert frame.height == 6 and frame.get_column("length").to_list() == [9] * 6
     assert all(-1 <= s < 52 for row in frame.get_column("teacher_forced_prediction") for s in row)
 

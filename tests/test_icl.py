@@ -157,8 +157,14 @@ SETTINGS = {"UR": {"alphabet_size": 62, "occurrence_divisor": 5}, "UL": {"alphab
             "UB": {"alphabet_size": 52}}
 
 
+def completion(**settings) -> dict:
+    """predict_files' named settings for a completion model (what the icl_predict rule's params give)."""
+    return {"settings": SETTINGS, "chat": False, "separator": " ", "shots": 5, "batch_size": 4, **settings}
+
+
 def test_predictions_carry_every_measure_and_budget_from_the_answer():
-    frame = predict_files(tiny_gpt2(), TOKENIZER, files_of([("UB", 30), ("UL", 12)]), SETTINGS, False, "", 5, 2)
+    files = files_of([("UB", 30), ("UL", 12)])
+    frame = predict_files(tiny_gpt2(), TOKENIZER, files, **completion(separator="", batch_size=2))
     assert frame.height == 8 and not frame.get_column("correct").any()  # a random model cannot copy
     ub = frame.filter(pl.col("task") == "UB")
     assert (ub.get_column("max_new_tokens") >= 30).all()  # from the answer's length, never a fixed cap
@@ -176,22 +182,21 @@ def test_the_separator_follows_the_tokenizer():
 def test_prediction_cache_skips_finished_work(tmp_path):
     model, files = tiny_gpt2(), files_of([("UR", 12)])
     identity = {"model": "tiny", "revision": None, "dtype": "float32"}
-    first = predict_files(model, TOKENIZER, files, SETTINGS, False, " ", 5, 4, PredictionCache(tmp_path, identity))
+    first = predict_files(model, TOKENIZER, files, **completion(), cache=PredictionCache(tmp_path, identity))
     assert not first.get_column("from_cache").any()
 
     def must_not_load():
         raise AssertionError("the model was loaded although every prediction is cached")
 
-    again = predict_files(must_not_load, TOKENIZER, files, SETTINGS, False, " ", 5, 4,
-                          PredictionCache(tmp_path, identity))
+    again = predict_files(must_not_load, TOKENIZER, files, **completion(), cache=PredictionCache(tmp_path, identity))
     assert again.get_column("from_cache").all()
     assert again.drop("from_cache").equals(first.drop("from_cache"))
     # Another variant is another prompt; another dtype is another model identity.
     loads = []
-    predict_files(lambda: loads.append(1) or model, TOKENIZER, [{**files[0], "variant": "rule"}], SETTINGS, False, " ",
-                  5, 4, PredictionCache(tmp_path, identity))
-    predict_files(lambda: loads.append(1) or model, TOKENIZER, files, SETTINGS, False, " ", 5, 4,
-                  PredictionCache(tmp_path, {**identity, "dtype": "bfloat16"}))
+    predict_files(lambda: loads.append(1) or model, TOKENIZER, [{**files[0], "variant": "rule"}], **completion(),
+                  cache=PredictionCache(tmp_path, identity))
+    predict_files(lambda: loads.append(1) or model, TOKENIZER, files, **completion(),
+                  cache=PredictionCache(tmp_path, {**identity, "dtype": "bfloat16"}))
     assert loads == [1, 1]
 
 
@@ -206,8 +211,8 @@ def test_a_model_larger_than_its_memory_is_spread_and_answers_the_same(tmp_path)
                         offload_folder=str(tmp_path / "offload"))
     assert set(spread.hf_device_map.values()) - {"cpu"}, spread.hf_device_map  # some layers offloaded
     files = files_of([("UB", 10)], count=3)
-    a = predict_files(whole, TOKENIZER, files, SETTINGS, False, " ", 5, 3)
-    b = predict_files(spread, TOKENIZER, files, SETTINGS, False, " ", 5, 3)
+    a = predict_files(whole, TOKENIZER, files, **completion(batch_size=3))
+    b = predict_files(spread, TOKENIZER, files, **completion(batch_size=3))
     assert a.get_column("completion").to_list() == b.get_column("completion").to_list()
     assert a.get_column("target_logprob").to_list() == pytest.approx(b.get_column("target_logprob").to_list(), abs=1e-4)
 
@@ -290,7 +295,7 @@ def test_chat_models_run_with_their_budget_floor_and_generation_prompt_setting()
     for file in files:
         file["variant"] = "simple_rule_explained" if file["task"] == "UR" else "obey"
     floors = {"retrieval": 10, "copying": 60}  # below the retrieval answer's own need, above the copy's
-    frames = {header: predict_files(tiny_gpt2(2048), tokenizer, files, SETTINGS, True, " ", 2, 2,
+    frames = {header: predict_files(tiny_gpt2(2048), tokenizer, files, **completion(chat=True, shots=2, batch_size=2),
                                     chat_settings={"max_new_tokens": floors, "generation_prompt": header})
               for header in (True, False)}
     ours, theirs = frames[True], frames[False]

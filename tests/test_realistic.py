@@ -222,6 +222,11 @@ def test_line_starts_point_at_the_first_token_of_each_later_line():
 
 
 # -- predictions ----------------------------------------------------------------------------------
+def grid(lengths, seeds, settings) -> dict:
+    """predict_realistic's named settings for a completion model (what the realistic_predict rule's params give)."""
+    return {"lengths": lengths, "seeds": seeds, "settings": settings, "batch_size": 2, "chat": False}
+
+
 def tiny_model():
     torch.manual_seed(0)
     return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=16, n_layer=1, n_head=2, n_positions=1024,
@@ -239,7 +244,7 @@ def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
         return tiny_model()
 
     cache = PredictionCache(tmp_path, {"model": "tiny"})
-    frame = predict_realistic(load, TOKENIZER, task, [length], [0], settings, 2, False, cache)
+    frame = predict_realistic(load, TOKENIZER, task, **grid([length], [0], settings), cache=cache)
     assert frame.height == 3 and set(frame.get_column("task")) == {task} and loads == [1]
     assert set(frame.get_column("seed")) == {0} and set(frame.get_column("length")) == {length}
     measures = ["tf_unambiguous", "tf_ambiguous"] if task == "lorem" else ["tf_token_accuracy", "tf_line_start"]
@@ -252,7 +257,7 @@ def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
         answers = ["\n".join(git.answer(h, task)) + "\n<end>" for h in git.histories(length, 3, 0)]
         lengths = [len(TOKENIZER(a, add_special_tokens=False).input_ids) for a in answers]
         assert frame.get_column("max_new_tokens").to_list() == [n + MARGIN for n in lengths]
-    again = predict_realistic(load, TOKENIZER, task, [length], [0], settings, 2, False, cache)
+    again = predict_realistic(load, TOKENIZER, task, **grid([length], [0], settings), cache=cache)
     assert loads == [1] and again.get_column("from_cache").all()
     assert again.get_column("completion").to_list() == frame.get_column("completion").to_list()
 
@@ -268,8 +273,8 @@ def test_every_length_and_seed_of_a_task_with_one_model_load(tmp_path):
         return tiny_model()
 
     cache = PredictionCache(tmp_path, {"model": "tiny"})
-    alone = predict_realistic(load, TOKENIZER, "revert", [3], [1], settings, 2, False, cache)
-    frame = predict_realistic(load, TOKENIZER, "revert", [2, 3], [0, 1], settings, 2, False, cache)
+    alone = predict_realistic(load, TOKENIZER, "revert", **grid([3], [1], settings), cache=cache)
+    frame = predict_realistic(load, TOKENIZER, "revert", **grid([2, 3], [0, 1], settings), cache=cache)
     assert loads == [1, 1]
     assert frame.select("length", "seed").unique(maintain_order=True).rows() == [(2, 0), (2, 1), (3, 0), (3, 1)]
     again = frame.filter((pl.col("length") == 3) & (pl.col("seed") == 1))
@@ -280,7 +285,7 @@ def test_every_length_and_seed_of_a_task_with_one_model_load(tmp_path):
 
 def test_an_unknown_task_is_named():
     with pytest.raises(ValueError, match="unknown realistic task 'merge'"):
-        predict_realistic(tiny_model, TOKENIZER, "merge", [3], [0], {}, 1, False, None)
+        predict_realistic(tiny_model, TOKENIZER, "merge", **grid([3], [0], {}))
 
 
 # -- the workflow stage ---------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from lengthgen.tasks import get_task
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
 frame = evaluate_finetuned(snakemake.input.model, get_task(w.task), dict(zip(section["bins"], snakemake.input.data)),
-                           section["data"], section["format"], section["batch_size"], section["precision"])
+                           data=section["data"], style=section["format"], batch_size=section["batch_size"],
+                           precision=section["precision"])
 frame = frame.with_columns(pl.lit(w.model).alias("system"), pl.lit(w.task).alias("task"),
                            pl.lit(int(w.seed)).alias("seed"))
 write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,

@@ -20,8 +20,9 @@ cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, en
 tokenizer = load_tokenizer(entry)
 rows = {path: read_table(path).to_pylist() for path in snakemake.input.data}
 files = [{**file, "rows": rows[file["data"]]} for file in section["files"]]
-frame = predict_files(lambda: load_model(entry, check=False), tokenizer, files, section["settings"],
-                      entry.kind == "chat", symbol_separator(tokenizer, entry.separator), section["shots"],
-                      section["batch_size"], cache, progress=True, chat_settings=section["chat"])
+frame = predict_files(lambda: load_model(entry, check=False), tokenizer, files, settings=section["settings"],
+                      chat=entry.kind == "chat", separator=symbol_separator(tokenizer, entry.separator),
+                      shots=section["shots"], batch_size=section["batch_size"], cache=cache, progress=True,
+                      chat_settings=section["chat"])
 frame = frame.with_columns(pl.lit(w.model).alias("model"), pl.lit(section["batch_size"]).alias("batch_size"))
 write_parquet(frame, snakemake.output[0], collect(section, device=device, extra={"wildcards": dict(w)}))

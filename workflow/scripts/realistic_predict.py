@@ -17,7 +17,7 @@ cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
 settings = section["settings"]
 frame = predict_realistic(lambda: load_model(entry, check=False), load_tokenizer(entry), w.realistic,
-                          settings["lengths"], section["seeds"], settings, section["batch_size"], entry.kind == "chat",
-                          cache, progress=True)
+                          lengths=settings["lengths"], seeds=section["seeds"], settings=settings,
+                          batch_size=section["batch_size"], chat=entry.kind == "chat", cache=cache, progress=True)
 write_parquet(frame.with_columns(pl.lit(w.model).alias("model")), snakemake.output[0],
               collect(section, device=device, extra={"wildcards": dict(w)}))

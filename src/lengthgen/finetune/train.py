@@ -79,7 +79,7 @@ def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, mode
     return run.summary()
 
 
-def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], data: dict, style: str, batch_size: int,
+def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], *, data: dict, style: str, batch_size: int,
                        precision: str) -> pl.DataFrame:
     """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on each length bin,
     spelled with the model's own tokenizer in the format it was trained in."""

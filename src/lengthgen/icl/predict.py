@@ -106,7 +106,7 @@ def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], pr
     }, schema_overrides={"right_neighbour_error": pl.Boolean, "p_right": pl.Float64, "p_left": pl.Float64})
 
 
-def predict_files(load_model, tokenizer, files: list[dict], settings: dict[str, dict], chat: bool, separator: str,
+def predict_files(load_model, tokenizer, files: list[dict], *, settings: dict[str, dict], chat: bool, separator: str,
                   shots: int, batch_size: int, cache: PredictionCache | None = None,
                   progress: bool = False, chat_settings: dict | None = None) -> pl.DataFrame:
     """Predictions for every file of a grid with one model, loaded once and only if the cache lacks

@@ -137,8 +137,9 @@ def _line_starts(tokenizer, lead: str, lines: list[str], ids: list[int]) -> list
     return found
 
 
-def predict_realistic(load_model, tokenizer, task: str, lengths: list[int], seeds: list[int], settings: dict,
-                      batch_size: int, chat: bool, cache: PredictionCache | None, progress: bool = False) -> pl.DataFrame:
+def predict_realistic(load_model, tokenizer, task: str, *, lengths: list[int], seeds: list[int], settings: dict,
+                      batch_size: int, chat: bool, cache: PredictionCache | None = None,
+                      progress: bool = False) -> pl.DataFrame:
     """One task at every (length, seed) with one model, loaded once and only if the cache lacks
     something (a 70B model takes minutes to load). task: "lorem", "revert" or "cherrypick"; lengths:
     paragraph tokens or commits; settings: that task's section. Each (length, seed) adds its new

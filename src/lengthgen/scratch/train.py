@@ -73,7 +73,7 @@ def scratch_layout(task: Task, eos: dict) -> Layout:
     return SCRATCH_LAYOUT.with_eos({task.family: eos["train"]}, {task.family: eos["score"]})
 
 
-def evaluate_scratch_model(model_dir, task: Task, data_paths: dict[str, str], batch_size: int, greedy: bool,
+def evaluate_scratch_model(model_dir, task: Task, data_paths: dict[str, str], *, batch_size: int, greedy: bool,
                            precision: str, eos: dict) -> pl.DataFrame:
     """Per-example exact match (teacher-forced, and greedy if asked) of one model on each length bin."""
     return evaluate_bins(load_trained(model_dir), task, data_paths, batch_size=batch_size, greedy=greedy,
