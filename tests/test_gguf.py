@@ -102,8 +102,8 @@ def test_the_workflow_converts_once_and_every_job_reads_the_conversion(tmp_path)
 
 @pytest.mark.slow
 def test_every_stage_runs_a_gguf_model_from_its_one_conversion(tmp_path):
-    """In context, mechanism and realistic jobs load the conversion (never the file), and a second
-    run of the same config does nothing."""
+    """In context, mechanism and realistic jobs load the conversion (never the file), their tables
+    take an entry without a path, and a second run of the same config does nothing."""
     config = smoke_config()
     config.update(models={"mine": {"gguf": {"file": str(tmp_path / "tiny.gguf")}}})
     config["icl"] = {**config["icl"], "models": ["mine"], "lengths": {"retrieval": [8], "copying": [6]}}
@@ -113,8 +113,7 @@ def test_every_stage_runs_a_gguf_model_from_its_one_conversion(tmp_path):
     write_tiny_gguf(tmp_path / "tiny.gguf")
     work = tmp_path / "work"
     work.mkdir()
-    targets = ["results/icl/mine/retrieval.parquet", "results/mechanism/model-mine/heads.parquet",
-               "results/realistic/mine/lorem.parquet", "results/realistic/mine/revert.parquet"]
+    targets = ["results/tables/icl.md", "results/tables/heads.md", "results/tables/realistic.md"]
     run = snakemake(work, config, *targets)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert all((work / t).exists() for t in targets)

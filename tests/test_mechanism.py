@@ -256,8 +256,8 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
              .agg(pl.col("accuracy").mean(), pl.col("loss_change").mean()))
     pairs = mechanism_pairs([tmp_path / "heads.parquet"], [tmp_path / "patching.parquet"])
     (heads_line,), (patching_line,) = heads_verdicts(summary, pairs), patching_verdicts(shown, pairs)
-    assert heads_line.endswith(": backward copies by anti-induction")
-    assert patching_line.endswith(": backward copies by anti-induction")
+    assert ": backward copies by anti-induction; anti-induction above induction (p = " in heads_line
+    assert ": backward copies by anti-induction; removing anti-induction costs backward copies more (p = " in patching_line
     backward = pairs.filter(pl.col("first") == "remove anti-induction, backward copies").row(0, named=True)
     assert backward["significant"] and backward["pairs"] == 100 and backward["first_low"] > backward["second_high"]
 
@@ -309,8 +309,10 @@ def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
         compared("small", "loss", "remove anti-induction, backward copies", 0.04, 0.0, 0.0, 0.0, 0.01, 0.04,
                  "raises the loss")])
     heads, patching = heads_verdicts(summary, pairs), patching_verdicts(shown, pairs)
-    assert heads[0].endswith("backward copies not by anti-induction (by position: before-occurrence 0.77)")
-    assert patching[0].endswith(": backward copies not by anti-induction")
+    assert heads[0].endswith("backward copies not by anti-induction; anti-induction above induction (p = 0.001) "
+                             "(by position: before-occurrence 0.77)")
+    assert patching[0].endswith(": backward copies not by anti-induction; removing induction costs forward copies "
+                                "more (p = 1e-06)")
     assert heads[1].endswith(": induction above anti-induction (p = 0.0001)")
     assert patching[1].endswith(": removing induction costs forward copies more (p = 0.0001)")
     # The same comparison without the paired test's support is noise in both tables, never a finding.

@@ -51,7 +51,7 @@ LOREM = {
 }
 
 
-def lorem_reference(model_path: str, tokens: int) -> tuple[float, float] | None:
+def lorem_reference(model_path: str | None, tokens: int) -> tuple[float, float] | None:
     """(unambiguous, ambiguous) the paper reports for this hub model at this paragraph length."""
     return LOREM.get((model_path, tokens))
 

@@ -19,11 +19,10 @@ CIRCUIT = {"forward": "induction", "backward": "anti-induction"}
 
 def verdict(carried: dict[str, bool], comparison: str) -> str:
     """The words both tables end each model's line with, so the two can be compared: for each
-    direction the model copies, whether that direction's circuit carries the copy; for a model that
-    copies neither (a small pretrained one), the paper's comparison with its paired test."""
-    if carried:
-        return "; ".join(f"{d} copies {'by' if by else 'not by'} {CIRCUIT[d]}" for d, by in carried.items())
-    return comparison
+    direction the model copies, whether that direction's circuit carries the copy; then the paper's
+    comparison, induction against anti-induction, with its paired test."""
+    copies = [f"{d} copies {'by' if by else 'not by'} {CIRCUIT[d]}" for d, by in carried.items()]
+    return "; ".join([*copies, comparison])
 
 
 def _pair(pairs: pl.DataFrame, model: str, measure: str, first_starts: str = "") -> dict:

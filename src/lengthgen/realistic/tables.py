@@ -43,7 +43,7 @@ def realistic_table(paths, models: dict[str, dict]) -> pl.DataFrame:
              .agg(*(pl.col(c).cast(pl.Float64).mean() for c in measures), pl.col("seed").n_unique().alias("seeds"),
                   pl.len().alias("samples")))
     table = table.join(_intervals(frame, measures), on=["model", "task", "length"], how="left")
-    reference = [lorem_reference(models[m]["path"], n) if t == "lorem" else None
+    reference = [lorem_reference(models[m].get("path"), n) if t == "lorem" else None
                  for m, t, n in table.select("model", "task", "length").rows()]
     return table.with_columns(pl.Series("paper_unambiguous", [r[0] if r else None for r in reference], pl.Float64),
                               pl.Series("paper_ambiguous", [r[1] if r else None for r in reference], pl.Float64))
