@@ -60,6 +60,9 @@ def test_icl_stage_end_to_end(tmp_path):
     weights = tmp_path / "tiny" / "model.safetensors"
     weights.write_bytes(weights.read_bytes())
     assert planned_jobs(tmp_path, config) == []
+    # Asking a cluster for more memory and time is not a change of the model.
+    config["models"]["tiny"].update(mem_mb=123456, runtime=999)
+    assert planned_jobs(tmp_path, config) == []
     # New weights in place (as `make embedded` writes them): everything that read the model is planned again.
     retrain_in_place(weights)
     jobs = planned_jobs(tmp_path, config)

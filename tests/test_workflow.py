@@ -186,7 +186,12 @@ def test_every_job_logs_and_training_is_benchmarked(finished):
     results = workdir / "results"
     log = (results / "logs" / "scratch_train" / "UF" / "ape" / "seed0.log").read_text()
     assert "UF/ape/seed0" in log and "step" in log  # the progress bar, kept after success
-    assert (results / "logs" / "data" / "tokens" / "UF" / "9-12" / "seed0.log").exists()
+    data_log = (results / "logs" / "data" / "tokens" / "UF" / "9-12" / "seed0.log").read_text()
+    assert "wrote results/data/tokens/UF/9-12/seed0.parquet: 20 rows" in data_log
+    rows = pl.read_parquet(results / "tables" / "scratch.parquet").height
+    assert f"wrote results/tables/scratch.parquet: {rows} rows" in (results / "logs" / "scratch_table" / "all.log").read_text()
+    empty = [p for p in (results / "logs").rglob("*.log") if not p.read_text().strip()]
+    assert not empty  # every job, a script or a `run:` block inside Snakemake, says what it did
     from lengthgen.results.runtimes import runtimes
     times = runtimes(results / "benchmarks")
     assert set(times.get_column("rule")) == {"scratch_train", "scratch_eval"}
@@ -226,13 +231,75 @@ def test_paper_config_dry_runs_to_the_full_grid(tmp_path, repo):
     assert {(w["pe"], w["seed"]) for w in trains} == {(pe, s) for pe in ("ape", "rope") for s in "012"}
 
 
-def test_models_larger_than_one_gpu_ask_for_the_gpus_of_their_entry(tmp_path, repo):
-    """The paper's 70B entries name 4 GPUs (the authors' tensor parallelism), 32B 2, 8B 1: each
-    in-context job's request, which the SLURM executor turns into --gpus."""
-    requested = {w["model"]: int(r["gpu"]) for rule, w, r in planned_resources(tmp_path, repo / "configs" / "paper.yaml")
-                 if rule == "icl_predict"}
-    assert requested["llama-3.1-70b"] == requested["llama-3.3-70b-instruct"] == 4
+def loaded_model(rule: str, wildcards: dict) -> str | None:
+    """The registry model a job loads, read from its wildcards (None: none, or one a stage trained)."""
+    if rule in ("icl_predict", "realistic_predict", "finetune_train", "finetune_eval", "gguf_convert"):
+        return wildcards["model"]
+    if rule == "mechanism" and wildcards["subject"].startswith("model-"):
+        return wildcards["subject"].removeprefix("model-")
+    return None
+
+
+def local_rules(repo) -> set[str]:
+    """The rules that run where Snakemake runs, never submitted (report.smk's `localrules:`)."""
+    text = (repo / "workflow" / "rules" / "report.smk").read_text()
+    block = text.split("localrules:\n", 1)[1].split("\n\n", 1)[0]
+    return {name.strip(" ,") for name in block.splitlines()}
+
+
+def test_every_job_of_the_paper_preset_asks_for_what_its_model_needs(tmp_path, repo):
+    """A cluster job gets what it asks for (the SLURM executor turns gpu, mem_mb and runtime into
+    --gpus, --mem and --time); a job that asks for nothing gets the site default (30 minutes, 2 GB),
+    far too little for a 70B model. Every submitted job asks for its time and memory, and every job
+    that loads a registry model at least its entry's GPUs, memory and time."""
+    paper = yaml.safe_load((repo / "configs" / "paper.yaml").read_text())
+    entries = paper["models"]
+    jobs = planned_resources(tmp_path, repo / "configs" / "paper.yaml")
+    loading, local = set(), local_rules(repo) | {"all"}  # `all` only names the targets: no job
+    assert {"findings", "tables_index"} <= local
+    for rule, wildcards, resources in jobs:
+        if rule not in local:
+            assert {"runtime", "mem_mb"} <= resources.keys(), (rule, resources)
+        name = loaded_model(rule, wildcards)
+        if name is None:
+            continue
+        loading.add(rule)
+        entry = entries[name]
+        assert "mem_mb" in entry, f"the paper preset's {name} names no memory"
+        assert int(resources["gpu"]) >= entry.get("gpus", 1), (rule, name, resources)
+        assert int(resources["mem_mb"]) >= entry["mem_mb"], (rule, name, resources)
+        assert int(resources["runtime"]) >= entry.get("runtime", 1), (rule, name, resources)
+    assert loading == {"icl_predict", "realistic_predict", "finetune_train", "finetune_eval", "mechanism"}
+    requested = {w["model"]: int(r["gpu"]) for rule, w, r in jobs if rule == "icl_predict"}
+    assert requested["llama-3.1-70b"] == requested["llama-3.3-70b-instruct"] == 4  # the authors' tensor parallelism
     assert requested["qwen2.5-32b"] == 2 and requested["llama-3.1-8b"] == 1
+    memory = {w["subject"]: int(r["mem_mb"]) for rule, w, r in jobs if rule == "mechanism"}
+    assert memory["model-llama-3.1-8b"] == 40000  # more than the rule's own 32000: the entry's
+
+
+def test_an_entry_asking_for_more_raises_its_jobs_requests_only(tmp_path, repo):
+    """A job of a model whose entry names no memory or time asks for its rule's own; one whose entry
+    names more asks for that, and the other model's jobs are unchanged. (That a bigger request
+    reruns nothing: test_icl_workflow.)"""
+    config = smoke_config()
+    config["models"] = {"a": {"path": str(repo / "resources/embedded/gpt2")},
+                        "b": {"path": str(repo / "resources/embedded/gpt2"), "mem_mb": 123456, "runtime": 999}}
+    config["icl"]["models"] = ["a", "b"]
+    asked = {(w["model"], w["family"]): r for rule, w, r in planned_resources(tmp_path, config)
+             if rule == "icl_predict"}
+    assert {int(r["mem_mb"]) for (m, _), r in asked.items() if m == "a"} == {64000}
+    assert {int(r["runtime"]) for (m, _), r in asked.items() if m == "a"} == {480}
+    assert {(int(r["mem_mb"]), int(r["runtime"])) for (m, _), r in asked.items() if m == "b"} == {(123456, 999)}
+
+
+@pytest.mark.parametrize("target, message", [
+    ("results/mechanism/smol/heads.parquet", "no mechanism subject 'smol' in this config; valid: none"),
+    ("results/icl/smol/copying.parquet", "no icl model 'smol' in this config; valid: "),
+])
+def test_a_target_with_an_unknown_wildcard_names_the_valid_values(tmp_path, target, message):
+    run = snakemake(tmp_path, smoke_config(), "--dry-run", target)
+    assert run.returncode != 0
+    assert message in run.stdout + run.stderr and "KeyError" not in run.stdout + run.stderr
 
 
 def test_a_second_workflow_directory_reuses_cached_data(tmp_path):

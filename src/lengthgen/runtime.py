@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import time
+import traceback
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from pathlib import Path
 
 from .devices import pick_device
 
@@ -34,6 +39,38 @@ def log_to(path) -> None:
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
 
 
+@contextmanager
+def job_log(log, outputs):
+    """For a `run:` rule, which runs inside Snakemake's own process (so its file descriptors stay
+    Snakemake's): what the job prints, its warnings, its error and what it wrote go to its log file."""
+    started = time.monotonic()
+    with open(log[0], "a") as handle, redirect_stdout(handle), redirect_stderr(handle):
+        try:
+            yield
+        except BaseException:
+            traceback.print_exc(file=handle)
+            raise
+        report_outputs(outputs, started)
+
+
+def report_outputs(outputs, started: float) -> None:
+    """The last lines of a job's log: what it wrote (rows of a table, files of a model) and how long
+    it took; an output it did not write is named as missing."""
+    for path in map(Path, outputs):
+        print(f"wrote {path}: {_size(path)}" if path.exists() else f"did not write {path}")
+    print(f"done in {time.monotonic() - started:.1f} s", flush=True)
+
+
+def _size(path: Path) -> str:
+    if path.is_dir():
+        return f"{sum(1 for p in path.rglob('*') if p.is_file())} files"
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return f"{pq.read_metadata(path).num_rows} rows"
+    return f"{path.stat().st_size} bytes"
+
+
 def configure(threads: int | None = None) -> str:
     """Pin torch to the job's threads (jobs run side by side) and silence library chatter.
 
@@ -57,6 +94,7 @@ def start_job(snakemake, uses_torch: bool = False) -> str:
     provenance ("cpu" for jobs without torch)."""
     if snakemake.log:
         log_to(snakemake.log[0])
+        atexit.register(report_outputs, list(snakemake.output), time.monotonic())
     sys.excepthook = _one_line_for_expected
     return configure(snakemake.threads) if uses_torch else "cpu"
 

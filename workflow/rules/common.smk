@@ -13,6 +13,7 @@ from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune
 from lengthgen.models.gguf import GGUFSource
 from lengthgen.models.registry import ModelUnavailable, project_path
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
+from lengthgen.runtime import job_log
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
 # Relative model paths are looked up in the working directory, then in the repository (where the
@@ -26,6 +27,9 @@ except ConfigError as error:
     sys.exit(f"lengthgen: {error}")
 config.clear()
 config.update(_validated)
+# What a model's jobs ask a cluster for, kept out of the entries every job carries in its params:
+# asking for more memory or time reruns nothing.
+JOB_REQUESTS = {name: {key: entry.pop(key) for key in ("mem_mb", "runtime")} for name, entry in config["models"].items()}
 
 
 onstart:
@@ -162,12 +166,14 @@ def tables_index_params():
 CONVERTED = f"{RESULTS}/models/{{model}}"
 
 
-def model_inputs(name):
+def model_inputs(name, stage=None):
     """A registry model that lives in a local directory is an input of every job that reads it: the
     directory (`model`, the path the job loads) and every file in it (`model_files`), so rewriting
     any of them reruns exactly what depends on the model. A GGUF model's input is its conversion
     (rule gguf_convert). A hub model is identified by id and revision, which its jobs carry in their
-    params."""
+    params. With `stage`, the name comes from a target's {model} wildcard and must be that stage's."""
+    if stage is not None:
+        stage_model(stage, name)
     if config["models"][name].get("gguf"):
         return {"model": CONVERTED.format(model=name)}
     entry = model_entry(name, config["models"][name], MODEL_SEARCH)
@@ -181,7 +187,7 @@ def gguf_inputs(name):
     identified by package, version and path (the conversion's params) instead: the installed
     package moves with its environment, its content does not. A file that cannot be found stops a
     real run here with the reason; a dry run plans the conversion without it."""
-    source = GGUFSource.of(config["models"][name]["gguf"])
+    source = GGUFSource.of(gguf_model(name))
     if source.package is not None:
         return {}
     try:
@@ -190,6 +196,45 @@ def gguf_inputs(name):
         if workflow.dryrun:
             return {}
         sys.exit(f"lengthgen: config key models.{name}: {error}")
+
+
+def stage_model(stage, name):
+    """A {model} wildcard of one stage's rules, checked: a target naming a model that stage does not
+    run stops with the stage's models."""
+    known(f"{stage} model", name, dict.fromkeys(config[stage]["models"]))
+    return name
+
+
+def gguf_model(name):
+    """The GGUF source of a {model} wildcard of gguf_convert, checked like stage_model."""
+    return known("GGUF model", name, {m: e["gguf"] for m, e in config["models"].items() if e.get("gguf")})
+
+
+# What a job that loads a registry model asks for: its entry's GPUs, and memory (MB) and time
+# (minutes) of at least these, more where the entry names more (a 70B model needs more of both).
+# The workflow profile sets these rules' cores; their other resources are set here, not there.
+MODEL_JOBS = {
+    "gguf_convert": {"mem_mb": 8000, "runtime": 60},
+    "icl_predict": {"mem_mb": 64000, "runtime": 480},
+    "realistic_predict": {"mem_mb": 32000, "runtime": 480},
+    "mechanism": {"mem_mb": 32000, "runtime": 480},
+    "finetune_train": {"mem_mb": 32000, "runtime": 720},
+    "finetune_eval": {"mem_mb": 16000, "runtime": 60},
+}
+
+
+def model_job(rule, name, resource):
+    """One resource of a job of `rule` that loads the registry model `name` (None: a model a stage
+    trained, small, on one GPU). gguf_convert dequantises on the CPU."""
+    if resource == "gpu":
+        return 0 if rule == "gguf_convert" else config["models"][name]["gpus"] if name else 1
+    return max(MODEL_JOBS[rule][resource], (JOB_REQUESTS[name][resource] if name else None) or 0)
+
+
+def model_job_resources(rule, model_of):
+    """The `resources:` of a rule whose jobs load a model: model_of(wildcards) names it."""
+    return {resource: (lambda w, resource=resource: model_job(rule, model_of(w), resource))
+            for resource in ("gpu", "mem_mb", "runtime")}
 
 
 # -- task data ---------------------------------------------------------------------------------
@@ -445,13 +490,18 @@ def mechanism_subjects():
     return subjects
 
 
+def mechanism_subject(name):
+    """One subject of the mechanism stage; a target naming another stops with the valid names."""
+    return known("mechanism subject", name, mechanism_subjects())
+
+
 def mechanism_enabled():
     return bool(mechanism_subjects())
 
 
 def mechanism_inputs(wildcards):
     """The model the job analyses: a registry model's files, or the directory a stage trained."""
-    kind, *rest = mechanism_subjects()[wildcards.subject]
+    kind, *rest = mechanism_subject(wildcards.subject)
     if kind == "registry":
         return model_inputs(rest[0])
     if kind == "scratch":
@@ -465,7 +515,7 @@ def mechanism_params(wildcards):
     """The analysis settings and how to spell prompts for this model: the authors' few-shot letters
     for a pretrained model, one segment in its own training spelling for a trained one."""
     section = config["mechanism"]
-    kind, *rest = mechanism_subjects()[wildcards.subject]
+    kind, *rest = mechanism_subject(wildcards.subject)
     spelling = {"kind": kind}
     if kind == "registry":
         spelling["model"] = config["models"][rest[0]]
@@ -478,9 +528,10 @@ def mechanism_params(wildcards):
     return {"subject": wildcards.subject, "spelling": spelling, "seeds": config["seeds"], **settings}
 
 
-def mechanism_gpus(wildcards):
-    kind, *rest = mechanism_subjects()[wildcards.subject]
-    return config["models"][rest[0]]["gpus"] if kind == "registry" else 1
+def mechanism_model(wildcards):
+    """The registry model a mechanism job analyses (None: a model a stage trained)."""
+    kind, *rest = mechanism_subject(wildcards.subject)
+    return rest[0] if kind == "registry" else None
 
 
 def mechanism_table_outputs():
@@ -529,3 +580,11 @@ def report_outputs():
         if table in made:
             outputs += list(figure.output)
     return outputs
+
+
+def known(what, value, valid):
+    """valid[value]: a target whose wildcard names something this config does not make (a typo, a
+    model of another stage) stops with one line naming the valid values, never a KeyError."""
+    if value not in valid:
+        sys.exit(f"lengthgen: no {what} {value!r} in this config; valid: {', '.join(valid) or 'none'}")
+    return valid[value]

@@ -28,7 +28,8 @@ rule theory_table:
     run:
         from lengthgen.tasks.theory import write_theory_table
 
-        write_theory_table(params.section, output)
+        with job_log(log, output):
+            write_theory_table(params.section, output)
 
 
 rule data_summary:
@@ -43,7 +44,8 @@ rule data_summary:
     run:
         from lengthgen.tasks.summary import write_data_summary
 
-        write_data_summary(input, params.section, output)
+        with job_log(log, output):
+            write_data_summary(input, params.section, output)
 
 
 rule theory_check:
@@ -60,4 +62,5 @@ rule theory_check:
     run:
         from lengthgen.tasks.theory_check import write_theory_check
 
-        write_theory_check(input, params.section, output)
+        with job_log(log, output):
+            write_theory_check(input, params.section, output)

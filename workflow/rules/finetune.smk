@@ -4,13 +4,15 @@
 
 rule finetune_train:
     input:
-        unpack(lambda w: model_inputs(w.model)),
+        unpack(lambda w: model_inputs(w.model, stage="finetune")),
     output:
         model=directory(f"{FINETUNE}/model"),
         history=f"{FINETUNE}/training.parquet",
     params:
         section=finetune_train_params,
         checkpoint_dir=f"{RESULTS}/checkpoints/finetune/{{model}}/{{task}}/seed{{seed}}",
+    resources:
+        **model_job_resources("finetune_train", lambda w: stage_model("finetune", w.model)),
     log:
         log_path("finetune_train", "{model}/{task}/seed{seed}"),
     benchmark:
@@ -29,6 +31,8 @@ rule finetune_eval:
         f"{FINETUNE}/eval.parquet",
     params:
         section=finetune_eval_params,
+    resources:
+        **model_job_resources("finetune_eval", lambda w: stage_model("finetune", w.model)),
     log:
         log_path("finetune_eval", "{model}/{task}/seed{seed}"),
     benchmark:
@@ -52,7 +56,8 @@ rule finetune_table:
     run:
         from lengthgen.finetune.tables import write_finetune_table
 
-        write_finetune_table(input.evals, params.section, output)
+        with job_log(log, output):
+            write_finetune_table(input.evals, params.section, output)
 
 
 rule finetune_pairs:
@@ -69,7 +74,8 @@ rule finetune_pairs:
     run:
         from lengthgen.finetune.tables import write_finetune_pairs
 
-        write_finetune_pairs(input.evals, input.data, params.section, output)
+        with job_log(log, output):
+            write_finetune_pairs(input.evals, input.data, params.section, output)
 
 
 rule comparison_table:
@@ -86,4 +92,5 @@ rule comparison_table:
     run:
         from lengthgen.results.comparison import write_comparison_table
 
-        write_comparison_table(input.scratch, input.icl, input.finetune, params.section, output)
+        with job_log(log, output):
+            write_comparison_table(input.scratch, input.icl, input.finetune, params.section, output)

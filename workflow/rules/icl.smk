@@ -4,7 +4,7 @@
 
 rule icl_predict:
     input:
-        unpack(lambda w: model_inputs(w.model)),
+        unpack(lambda w: model_inputs(w.model, stage="icl")),
         data=lambda w: list(dict.fromkeys(f["data"] for f in icl_files(w.family, w.model))),
     output:
         ICL,
@@ -13,7 +13,7 @@ rule icl_predict:
         cache_dir=config["icl"]["cache"],
     resources:
         # A model larger than one GPU asks for the GPUs its registry entry names.
-        gpu=lambda w: config["models"][w.model]["gpus"],
+        **model_job_resources("icl_predict", lambda w: stage_model("icl", w.model)),
     log:
         log_path("icl_predict", "{model}/{family}"),
     benchmark:
@@ -37,7 +37,8 @@ rule icl_pairs:
     run:
         from lengthgen.icl.table import write_icl_pairs
 
-        write_icl_pairs(input, params.section, output)
+        with job_log(log, output):
+            write_icl_pairs(input, params.section, output)
 
 
 rule icl_table:
@@ -54,4 +55,5 @@ rule icl_table:
     run:
         from lengthgen.icl.table import write_icl_table
 
-        write_icl_table(input.predictions, input.pairs, params.section, output)
+        with job_log(log, output):
+            write_icl_table(input.predictions, input.pairs, params.section, output)

@@ -11,7 +11,7 @@ rule mechanism:
     params:
         section=mechanism_params,
     resources:
-        gpu=mechanism_gpus,
+        **model_job_resources("mechanism", mechanism_model),
     log:
         log_path("mechanism", "{subject}"),
     benchmark:
@@ -35,7 +35,8 @@ rule mechanism_pairs:
     run:
         from lengthgen.mechanism.tables import write_mechanism_pairs
 
-        write_mechanism_pairs(input.heads, input.patching, params.section, output)
+        with job_log(log, output):
+            write_mechanism_pairs(input.heads, input.patching, params.section, output)
 
 
 rule heads_table:
@@ -51,7 +52,8 @@ rule heads_table:
     run:
         from lengthgen.mechanism.tables import write_heads_table
 
-        write_heads_table(input.heads, input.pairs, params.section, output)
+        with job_log(log, output):
+            write_heads_table(input.heads, input.pairs, params.section, output)
 
 
 rule patching_table:
@@ -67,4 +69,5 @@ rule patching_table:
     run:
         from lengthgen.mechanism.tables import write_patching_table
 
-        write_patching_table(input.patching, input.pairs, params.section, output)
+        with job_log(log, output):
+            write_patching_table(input.patching, input.pairs, params.section, output)

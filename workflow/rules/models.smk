@@ -10,6 +10,8 @@ rule gguf_convert:
     params:
         source=lambda w: config["models"][w.model]["gguf"],
         dtype=lambda w: config["models"][w.model]["dtype"],
+    resources:
+        **model_job_resources("gguf_convert", lambda w: w.model),
     log:
         log_path("gguf_convert", "{model}"),
     benchmark:

@@ -4,14 +4,14 @@
 
 rule realistic_predict:
     input:
-        unpack(lambda w: model_inputs(w.model)),
+        unpack(lambda w: model_inputs(w.model, stage="realistic")),
     output:
         REALISTIC,
     params:
         section=realistic_params,
         cache_dir=config["icl"]["cache"],
     resources:
-        gpu=lambda w: config["models"][w.model]["gpus"],
+        **model_job_resources("realistic_predict", lambda w: stage_model("realistic", w.model)),
     log:
         log_path("realistic_predict", "{model}/{realistic}"),
     benchmark:
@@ -34,7 +34,8 @@ rule realistic_pairs:
     run:
         from lengthgen.realistic.tables import write_realistic_pairs
 
-        write_realistic_pairs(input, params.section, output)
+        with job_log(log, output):
+            write_realistic_pairs(input, params.section, output)
 
 
 rule realistic_table:
@@ -51,4 +52,5 @@ rule realistic_table:
     run:
         from lengthgen.realistic.tables import write_realistic_table
 
-        write_realistic_table(input.predictions, input.pairs, params.section, output)
+        with job_log(log, output):
+            write_realistic_table(input.predictions, input.pairs, params.section, output)

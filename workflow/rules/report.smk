@@ -44,7 +44,8 @@ rule findings:
     run:
         from lengthgen.results.findings import write_findings
 
-        write_findings({name: getattr(input, name) for name in params.section["tables"]}, params.section, output)
+        with job_log(log, output):
+            write_findings({name: getattr(input, name) for name in params.section["tables"]}, params.section, output)
 
 
 rule figure_scratch:
@@ -161,4 +162,5 @@ rule tables_index:
     run:
         from lengthgen.results.index import write_tables_index
 
-        write_tables_index(params.section, input.tables, output)
+        with job_log(log, output):
+            write_tables_index(params.section, input.tables, output)

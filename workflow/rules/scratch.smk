@@ -84,7 +84,8 @@ rule scratch_table:
     run:
         from lengthgen.scratch.tables import write_scratch_tables
 
-        write_scratch_tables(input.evals, params.section, output)
+        with job_log(log, output):
+            write_scratch_tables(input.evals, params.section, output)
 
 
 rule scratch_pairs:
@@ -101,4 +102,5 @@ rule scratch_pairs:
     run:
         from lengthgen.scratch.tables import write_scratch_pairs
 
-        write_scratch_pairs(input.evals, input.data, params.section, output)
+        with job_log(log, output):
+            write_scratch_pairs(input.evals, input.data, params.section, output)

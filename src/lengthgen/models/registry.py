@@ -29,6 +29,8 @@ class ModelEntry:
     gpus: int  # GPUs one job of this model asks for; more than one: placed across them by accelerate
     max_memory: dict | None  # per-device memory cap for that placement, e.g. {"0": "70GiB", "cpu": "200GiB"}
     separator: str  # in-context symbol separator: "auto", "space", "none"
+    mem_mb: int | None = None  # a cluster job's host memory and minutes (the workflow's requests only)
+    runtime: int | None = None
     gguf: dict | None = None  # a GGUF source ({file, package, version}); `path` is then its conversion
     search: tuple[str, ...] = (".",)  # where relative paths were looked up (a GGUF file's too)
 
