@@ -9,11 +9,25 @@ from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus, corpus_hash
 
 
-def test_corpus_is_deterministic_and_clean():
-    a, b = build_corpus(200_000), build_corpus(200_000)
-    assert a == b and len(a) == 200_000 and corpus_hash(a) == corpus_hash(b)
-    assert set(a) <= set(DEFAULT_CHARACTERS)
+def test_the_corpus_is_the_help_topics_then_the_library_source_cut_at_the_limit():
+    """The corpus a pretrained model learns from: the help topics in sorted order, then the standard
+    library's source without its tests, only the tokenizer's characters, cut at exactly the limit
+    (a shorter corpus is the start of a longer one); its hash is the sha256 the provenance records."""
+    import sysconfig
+    from pathlib import Path
+    from pydoc_data.topics import topics
+
+    from lengthgen.pretrain.corpus import stdlib_files
+
+    text = build_corpus(200_000)
+    assert len(text) == 200_000 and build_corpus(300_000).startswith(text)
+    assert text.startswith(topics[sorted(topics)[0]].strip()[:200])
+    assert set(text) <= set(DEFAULT_CHARACTERS)
+    assert set(build_corpus(20_000, characters="abcde \n")) == set("abcde \n")  # every other character dropped
     assert "def " in build_corpus(None)[-2_000_000:]  # standard-library source follows the help topics
+    library = Path(sysconfig.get_paths()["stdlib"])
+    assert not any({"test", "tests", "idle_test"} & set(p.relative_to(library).parts) for p in stdlib_files())
+    assert corpus_hash("abc") == "ba7816bf8f01cfea"  # sha256("abc"), first 16 hex digits
 
 
 @pytest.mark.slow
