@@ -320,3 +320,36 @@ def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
                                .otherwise(pl.col("verdict")).alias("verdict"))
     assert heads_verdicts(summary, noise)[1].endswith(": not distinguishable from noise (p = 0.3)")
     assert patching_verdicts(shown, noise)[1].endswith(": not distinguishable from noise (p = 0.3)")
+
+
+def test_the_patching_tables_loss_change_is_each_conditions_loss_over_the_unpatched_one(tmp_path):
+    """loss_change: a condition's loss (mean over seeds) minus the unpatched loss of the same model,
+    direction and length; its interval over prompts pairs each prompt with its own unpatched loss."""
+    import polars as pl
+
+    from lengthgen.mechanism.tables import patching_table
+
+    def measured(direction, seed, condition, losses, correct):
+        return {"model": "m", "direction": direction, "length": 3, "seed": seed, "condition": condition,
+                "accuracy": sum(correct) / len(correct), "loss": sum(losses) / len(losses), "correct": correct,
+                "losses": losses}
+
+    pl.DataFrame([
+        measured("forward", 0, "none", [1.0, 1.5], [True, True]),
+        measured("forward", 0, "remove_induction", [1.75, 2.25], [True, False]),
+        measured("forward", 1, "none", [2.0, 0.5], [True, False]),
+        measured("forward", 1, "remove_induction", [2.75, 1.25], [False, False]),
+        measured("backward", 0, "none", [0.5, 0.5], [True, True]),  # another direction: its own baseline
+        measured("backward", 0, "remove_induction", [0.25, 0.25], [True, True]),
+    ]).write_parquet(tmp_path / "patching.parquet")
+    table = patching_table([tmp_path / "patching.parquet"])
+    rows = {(r["direction"], r["condition"]): r for r in table.iter_rows(named=True)}
+    removed = rows[("forward", "remove_induction")]
+    # losses: unpatched (1.25 + 1.25) / 2 = 1.25, removed (2.0 + 2.0) / 2 = 2.0; every prompt's own change is 0.75
+    assert removed["loss"] == pytest.approx(2.0) and removed["loss_change"] == pytest.approx(0.75)
+    assert (removed["loss_change_low"], removed["loss_change_high"]) == pytest.approx((0.75, 0.75))
+    assert removed["accuracy_change"] == pytest.approx(0.25 - 0.75) and removed["seeds"] == 2
+    assert rows[("forward", "none")]["loss_change"] == 0.0
+    assert rows[("backward", "remove_induction")]["loss_change"] == pytest.approx(-0.25)
+    assert (rows[("backward", "remove_induction")]["loss_change_low"],
+            rows[("backward", "remove_induction")]["loss_change_high"]) == pytest.approx((-0.25, -0.25))
