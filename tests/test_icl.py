@@ -326,3 +326,34 @@ def test_chat_models_get_the_authors_variants_in_the_paper_preset():
     default = validate_config({}, check_availability=False)["icl"]
     assert icl_variants(default, "copying", "chat") == icl_variants(default, "copying", "completion")
     assert default["chat"]["generation_prompt"] is True
+
+
+def test_the_asymmetry_lines_state_each_pair_with_its_interval_and_verdict():
+    """What icl.md says about induction asymmetry: per model and measure, one line naming each
+    mirror pair's two values with their intervals and the paired test's verdict (the number of
+    paired examples: the largest pair's), and for left retrieval tasks the share preferring the
+    right-hand neighbour."""
+    from lengthgen.icl.table import asymmetry
+
+    def pair(model, measure, first, second, values, pairs, verdict):
+        (a, a_low, a_high), (b, b_low, b_high) = values
+        return {"model": model, "measure": measure, "first": first, "second": second, "first_value": a,
+                "first_low": a_low, "first_high": a_high, "second_value": b, "second_low": b_low,
+                "second_high": b_high, "pairs": pairs, "verdict": verdict}
+
+    pairs = pl.DataFrame([
+        pair("m1", "accuracy", "UR", "UL", ((0.9, 0.8, 0.95), (0.4, 0.3, 0.5)), 40, "right/forward above (p = 0.001)"),
+        pair("m1", "right_preference", "right-hand neighbour", "left-hand neighbour (UL)",
+             ((0.75, 0.6, 0.85), (0.25, 0.15, 0.4)), 40, "prefers the right-hand neighbour (p = 0.01)"),
+        pair("m1", "accuracy", "UF", "UB", ((0.5, 0.4, 0.6), (0.5, 0.4, 0.6)), 30, "not distinguishable from noise (p = 1)"),
+        pair("m2", "accuracy", "UR", "UL", ((0.1, 0.05, 0.2), (0.3, 0.2, 0.4)), 20, "left/backward above (p = 0.04)"),
+    ])
+    assert asymmetry(pairs) == [
+        "- m1, accuracy (n = 40 paired examples per pair): UR 0.90 [0.80, 0.95] vs UL 0.40 [0.30, 0.50]: "
+        "right/forward above (p = 0.001); UF 0.50 [0.40, 0.60] vs UB 0.50 [0.40, 0.60]: not distinguishable from "
+        "noise (p = 1).",
+        "- m1, left retrieval tasks, share of examples preferring the right-hand neighbour: UL: 0.75 [0.60, 0.85], "
+        "prefers the right-hand neighbour (p = 0.01).",
+        "- m2, accuracy (n = 20 paired examples per pair): UR 0.10 [0.05, 0.20] vs UL 0.30 [0.20, 0.40]: "
+        "left/backward above (p = 0.04).",
+    ]
