@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.config import model_entry
 from lengthgen.icl.predict import predict_files
@@ -21,6 +20,7 @@ from lengthgen.models.storage import directory_fingerprint
 from lengthgen.stats import wilson
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
+from tiny_models import tiny_model
 
 TOKENIZER = build_char_tokenizer()
 
@@ -128,9 +128,7 @@ def test_teacher_forced_measures_on_a_model_with_known_probabilities():
 
 
 def tiny_gpt2(positions=1024):
-    torch.manual_seed(0)
-    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=positions,
-                                      eos_token_id=TOKENIZER.eos_token_id, bos_token_id=TOKENIZER.bos_token_id)).eval()
+    return tiny_model(width=32, positions=positions)
 
 
 def test_teacher_forced_scores_do_not_depend_on_the_batch():

@@ -7,18 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from transformers import (
-    BloomConfig,
-    BloomForCausalLM,
-    Gemma3ForCausalLM,
-    Gemma3TextConfig,
-    GPT2Config,
-    GPT2LMHeadModel,
-    LlamaConfig,
-    LlamaForCausalLM,
-    Qwen2Config,
-    Qwen2ForCausalLM,
-)
+from transformers import BloomConfig, BloomForCausalLM
 
 from lengthgen.engine.sequences import SCRATCH_LAYOUT
 from lengthgen.mechanism.analyse import analyse
@@ -28,24 +17,16 @@ from lengthgen.mechanism.patching import anti_induction_edges, corruption_edges,
 from lengthgen.mechanism.prompts import few_shot_prompts, trained_prompts
 from lengthgen.mechanism.reference import per_position_attention
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from tiny_models import tiny_model
 
 TOKENIZER = build_char_tokenizer()
-IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
-           pad_token_id=TOKENIZER.pad_token_id)
 
 
 def tiny(kind):
-    torch.manual_seed(0)
-    common = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                  num_key_value_heads=2, max_position_embeddings=256, **IDS)
-    if kind == "gpt2":
-        return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=256, initializer_range=0.5,
-                                          **IDS)).eval()
-    if kind == "llama":
-        return LlamaForCausalLM(LlamaConfig(**common)).eval()
-    if kind == "qwen2":
-        return Qwen2ForCausalLM(Qwen2Config(**common)).eval()
-    return Gemma3ForCausalLM(Gemma3TextConfig(head_dim=8, sliding_window=16, **common)).eval()
+    """Two layers of 4 heads, 32 wide: GPT-2 with large initial weights (sharp attention), Gemma 3
+    with a sliding window shorter than the prompts."""
+    extra = {"gpt2": {"initializer_range": 0.5}, "gemma3": {"head_dim": 8, "sliding_window": 16}}.get(kind, {})
+    return tiny_model(kind, layers=2, heads=4, width=32, positions=256, **extra)
 
 
 def test_the_authors_copy_prompts():

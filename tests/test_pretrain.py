@@ -59,15 +59,11 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
 def test_the_probe_summary_is_the_best_head_of_the_probe_table():
     """The summary kept at every evaluation (computed without polars, as on the GPU machine) reads
     the same heads as the table the workflow writes."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
     from lengthgen.mechanism.probe import probe_heads, probe_summary
-    from lengthgen.models.char_tokenizer import build_char_tokenizer
+    from tiny_models import TOKENIZER as tokenizer
+    from tiny_models import tiny_model
 
-    tokenizer = build_char_tokenizer()
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=2, n_head=2, n_positions=128,
-                                       initializer_range=0.5)).eval()
+    model = tiny_model(layers=2, positions=128, initializer_range=0.5)
     table, accuracy = probe_heads(model, tokenizer, 3)
     summary = probe_summary(model, tokenizer, 3)
     forward, backward = (table.filter(table["direction"] == d) for d in ("forward", "backward"))

@@ -51,16 +51,9 @@ def run_job(tmp_path, name, kind="scratch", section=SECTION):
 
 def finetune_section(tmp_path) -> dict:
     """SECTION for fine-tuning a tiny GPT-2 with the character tokenizer, saved under tmp_path."""
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from tiny_models import save_tiny_model
 
-    from lengthgen.models.char_tokenizer import build_char_tokenizer
-
-    tokenizer = build_char_tokenizer()
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=64,
-                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
-                               resid_pdrop=0.1)).save_pretrained(tmp_path / "pretrained")
-    tokenizer.save_pretrained(tmp_path / "pretrained")
+    save_tiny_model(tmp_path / "pretrained", positions=64)
     section = {k: v for k, v in SECTION.items() if k != "model"}
     # Length buckets here, one batch in the scratch variant: the resume test covers both step paths.
     section["training"] = {**section["training"], "length_buckets": 2}
