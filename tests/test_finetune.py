@@ -143,3 +143,21 @@ def test_more_metrics_sit_beside_validation_in_the_history(tmp_path, monkeypatch
     assert run.history.accuracies == [0.5, 0.25] and run.best_accuracy == 0.5
     assert same_weights(run.final_model().state_dict(), seen[0]) and not same_weights(seen[0], seen[1])
     assert tokenizer.convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
+
+
+def test_fine_tuning_in_bf16_runs_the_forward_pass_in_bf16_and_keeps_fp32_weights(tmp_path):
+    """Fine-tuning's precision goes through accelerate: bf16 autocast on a CPU as on a GPU (the first
+    step's loss moves by bfloat16's rounding only), whatever an accelerate config file says; the
+    weights stay fp32."""
+    from lengthgen.finetune.train import finetune_run
+
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        section = json.loads(json.dumps(finetune_section(tmp_path)))
+        section["training"].update(max_steps=1, eval_every=1, precision=precision)
+        run, _ = finetune_run(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section, None)
+        run.step()
+        losses[precision] = run.history.losses[0]
+        assert run.accelerator.mixed_precision == {"fp32": "no", "bf16": "bf16"}[precision]
+        assert {p.dtype for p in run.model.parameters()} == {torch.float32}
+    assert losses["bf16"] != losses["fp32"] and losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)
