@@ -2,25 +2,16 @@
 
 import pytest
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
 from lengthgen.inference.decoding import Request, greedy_decode, stop_cut
-from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
-
-TOKENIZER = build_char_tokenizer()
-IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
-           pad_token_id=TOKENIZER.pad_token_id)
+from tiny_models import TOKENIZER, tiny_model
 
 
 def tiny(kind):
-    torch.manual_seed(0)
-    if kind == "gpt2":
-        return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=256, **IDS))
-    common = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                  num_key_value_heads=2, max_position_embeddings=256, **IDS)
-    return (LlamaForCausalLM(LlamaConfig(**common)) if kind == "llama" else Qwen2ForCausalLM(Qwen2Config(**common)))
+    """Two layers, 32 wide, 256 positions: GPT-2 with 2 heads, the others with 4 (2 key/value heads)."""
+    return tiny_model(kind, layers=2, heads=2 if kind == "gpt2" else 4, width=32, positions=256)
 
 
 REQUESTS = [

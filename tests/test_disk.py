@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.config import ConfigError, model_entry, validate_config
 from lengthgen.icl.predict import predict_files
@@ -33,6 +32,7 @@ from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file
 from lengthgen.tasks.theory_check import data_set
+from tiny_models import tiny_model
 
 DATA = {"task": "UF", "encoding": "tokens", "bin": "1-8", "seed": 0, "examples": 5, "generator": "unique_copy",
         "settings": {"alphabet_size": 12, "style": "controlled"}}
@@ -78,15 +78,14 @@ def test_a_job_reports_a_damaged_file_in_one_line_without_a_traceback(tmp_path):
 
 
 # -- the prediction cache ------------------------------------------------------------------------
+
 TOKENIZER = build_char_tokenizer()
 IDENTITY = {"model": "tiny", "revision": None, "dtype": "float32"}
 UB = {"alphabet_size": 52}
 
 
 def tiny_gpt2():
-    torch.manual_seed(0)
-    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=256,
-                                      eos_token_id=TOKENIZER.eos_token_id)).eval()
+    return tiny_model(width=32, positions=256)
 
 
 def predictions(cache_root):

@@ -67,15 +67,40 @@ def test_a_retrieval_answer_is_read_where_the_loss_trains_it():
     assert not (theirs == batch["labels"][labelled]).any()
 
 
+def validation_in_turn(monkeypatch, accuracies: list[float]) -> list[dict]:
+    """Fine-tuning's validation accuracy replaced by `accuracies`, one per evaluation; returns the
+    weights each evaluation saw, in order."""
+    import lengthgen.finetune.train
+
+    seen = []
+
+    def scripted(model, *args, **kwargs):
+        seen.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        return accuracies[len(seen) - 1]
+
+    monkeypatch.setattr(lengthgen.finetune.train, "teacher_forced_accuracy", scripted)
+    return seen
+
+
+def same_weights(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
 @pytest.mark.slow
-def test_finetune_keeps_the_best_model_and_evaluates_it(tmp_path):
+def test_finetune_saves_the_weights_of_the_best_evaluation_and_evaluates_them(tmp_path, monkeypatch):
+    """Validation accuracy rises, then falls: the saved model holds the weights of step 20 (the best),
+    not those of step 30 (the last)."""
     from lengthgen.finetune.train import evaluate_finetuned, finetune_model
 
     section = json.loads(json.dumps(finetune_section(tmp_path)))
-    section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10)
+    section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10, early_stop=False)
+    seen = validation_in_turn(monkeypatch, [0.2, 0.9, 0.5])
     summary = finetune_model(model_entry("tiny", {"path": section["model_path"]}), get_task("UB"), 0, section,
                              tmp_path / "ft", tmp_path / "ck", progress=False)
     assert summary["steps"] == 30 and summary["history"]["steps"] == [10, 20, 30]
+    assert summary["best_accuracy"] == 0.9 and summary["history"]["accuracies"] == [0.2, 0.9, 0.5]
+    saved = AutoModelForCausalLM.from_pretrained(tmp_path / "ft").state_dict()
+    assert same_weights(saved, seen[1]) and not same_weights(saved, seen[2])
     assert AutoTokenizer.from_pretrained(tmp_path / "ft").convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
     pq.write_table(make_dataset(get_task("UB"), "chars", {"alphabet_size": 52}, LengthBin(9, 9), 6, 0),
                    tmp_path / "d.parquet")
@@ -94,9 +119,10 @@ def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
                        None, progress=False)
 
 
-def test_more_metrics_sit_beside_validation_in_the_history(tmp_path):
+def test_more_metrics_sit_beside_validation_in_the_history(tmp_path, monkeypatch):
     """What bench/finetune_curve.py adds (an out-of-distribution score) is kept at every evaluation,
-    while the kept weights are still chosen by validation accuracy alone."""
+    while the kept weights are still chosen by validation accuracy alone: validation falls while
+    the probe rises, and the weights of the first evaluation are kept."""
     from lengthgen.engine.loop import train
     from lengthgen.finetune.train import finetune_run
 
@@ -108,10 +134,30 @@ def test_more_metrics_sit_beside_validation_in_the_history(tmp_path):
         calls.append(model.training)
         return {"probe": 0.25 * len(calls)}
 
+    seen = validation_in_turn(monkeypatch, [0.5, 0.25])
     run, tokenizer = finetune_run(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section,
                                   None, more_metrics=more)
     train([run], progress=False)
     assert run.history.steps == [10, 20] and run.history.metrics == [{"probe": 0.25}, {"probe": 0.5}]
     assert calls == [False, False]  # measured in evaluation mode
-    assert run.best_accuracy == max(run.history.accuracies)  # kept by validation, not by the rising probe
+    assert run.history.accuracies == [0.5, 0.25] and run.best_accuracy == 0.5
+    assert same_weights(run.final_model().state_dict(), seen[0]) and not same_weights(seen[0], seen[1])
     assert tokenizer.convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
+
+
+def test_fine_tuning_in_bf16_runs_the_forward_pass_in_bf16_and_keeps_fp32_weights(tmp_path):
+    """Fine-tuning's precision goes through accelerate: bf16 autocast on a CPU as on a GPU (the first
+    step's loss moves by bfloat16's rounding only), whatever an accelerate config file says; the
+    weights stay fp32."""
+    from lengthgen.finetune.train import finetune_run
+
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        section = json.loads(json.dumps(finetune_section(tmp_path)))
+        section["training"].update(max_steps=1, eval_every=1, precision=precision)
+        run, _ = finetune_run(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section, None)
+        run.step()
+        losses[precision] = run.history.losses[0]
+        assert run.accelerator.mixed_precision == {"fp32": "no", "bf16": "bf16"}[precision]
+        assert {p.dtype for p in run.model.parameters()} == {torch.float32}
+    assert losses["bf16"] != losses["fp32"] and losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)

@@ -4,22 +4,17 @@ agreeing with the model (at once, midway, never)."""
 
 import pytest
 import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from lengthgen.inference.decoding import stop_cut
 from lengthgen.inference.forcing import ForcedItem, _groups, force
 from test_decoding import REQUESTS, TOKENIZER, tiny
+from tiny_models import tiny_model
 
 
 def model_of(kind):
     if kind != "qwen2-sliding":
-        return tiny(kind).eval()
-    torch.manual_seed(0)
-    config = Qwen2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, max_position_embeddings=256, use_sliding_window=True, sliding_window=8,
-                         vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id,
-                         eos_token_id=TOKENIZER.eos_token_id, pad_token_id=TOKENIZER.pad_token_id)
-    return Qwen2ForCausalLM(config).eval()
+        return tiny(kind)
+    return tiny_model("qwen2", layers=2, heads=4, width=32, positions=256, use_sliding_window=True, sliding_window=8)
 
 
 def greedy_tokens(model, prompt: list[int], budget: int) -> list[int]:

@@ -1,7 +1,7 @@
 """Task data: every constraint of SPEC section 1, checked independently of the generator."""
 
 import numpy as np
-import pyarrow.parquet as pq
+import pyarrow as pa
 import pytest
 
 from lengthgen.records.tables import read_provenance, write_parquet
@@ -102,14 +102,58 @@ def test_deterministic(task):
     assert not a.equals(c)
 
 
-def test_same_bytes_on_disk(tmp_path):
-    """Byte-for-byte: two writes of the same data without provenance are identical files."""
-    paths = []
-    for i in range(2):
-        data = table("NRLast", "tokens", SETTINGS["nonunique_retrieval"], "10-20", 30, 1)
-        paths.append(tmp_path / f"{i}.parquet")
-        pq.write_table(data, paths[-1])
-    assert paths[0].read_bytes() == paths[1].read_bytes()
+def test_the_same_data_and_provenance_make_the_same_file(tmp_path):
+    """Snakemake's checksums and the shared output cache see a data file as unchanged when its
+    bytes are: the provenance record is written with sorted keys, so the order a config built it
+    in does not show, while any change to its content does."""
+    data = table("NRLast", "tokens", SETTINGS["nonunique_retrieval"], "10-20", 30, 1)
+    record = {"config_hash": "abc", "seed": 1, "config": {"task": "NRLast", "bin": "10-20"}}
+    reordered = {"config": {"bin": "10-20", "task": "NRLast"}, "seed": 1, "config_hash": "abc"}
+    paths = [tmp_path / f"{name}.parquet" for name in ("first", "reordered", "other")]
+    write_parquet(data, paths[0], record)
+    write_parquet(data, paths[1], reordered)
+    write_parquet(data, paths[2], {**record, "seed": 2})
+    assert paths[0].read_bytes() == paths[1].read_bytes() != paths[2].read_bytes()
+
+
+def _unique_query_twice(row):
+    p, n = row["occurrences"][0], row["length"]
+    second = p + 2 if p + 2 < n - 1 else p - 2
+    row["context"][second] = row["query"]
+    row["occurrences"] = sorted([p, second])
+
+
+def _an_occurrence_left_unstated(row):
+    """One more interior, non-adjacent query in the context, not in the stated occurrences."""
+    context, q = row["context"], row["query"]
+    free = [i for i in range(2, len(context) - 2) if q not in context[i - 1:i + 2]]
+    context[free[0]] = q
+
+
+def _adjacent_occurrences(row):
+    row["context"][row["occurrences"][0] + 1] = row["query"]
+    row["occurrences"] = [i for i, s in enumerate(row["context"]) if s == row["query"]]
+
+
+def _repeated_symbol(row):
+    row["context"][1] = row["context"][0]
+
+
+@pytest.mark.parametrize("task, violate", [("UR", _unique_query_twice), ("NRLast", _an_occurrence_left_unstated),
+                                           ("NRFirst", _adjacent_occurrences), ("UF", _repeated_symbol)])
+def test_the_data_summary_flags_a_file_with_one_row_against_its_task(tmp_path, task, violate):
+    """The workflow's data check (the data_summary table) on a file that breaks its task's
+    definition in one row: constraints_hold turns false (it is true for the file as generated)."""
+
+    from lengthgen.tasks.summary import summarise_file
+
+    data = table(task, "tokens", SETTINGS[TASKS[task].generator], "12", 5, 0)
+    write_parquet(data, tmp_path / "valid.parquet", {"seed": 0})
+    assert summarise_file(tmp_path / "valid.parquet")["constraints_hold"]
+    rows = data.to_pylist()
+    violate(rows[3])
+    write_parquet(pa.Table.from_pylist(rows, schema=data.schema), tmp_path / "broken.parquet", {"seed": 0})
+    assert summarise_file(tmp_path / "broken.parquet")["constraints_hold"] is False
 
 
 def test_known_values_are_stable():

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.config import model_entry
 from lengthgen.icl.predict import predict_files
@@ -21,6 +20,7 @@ from lengthgen.models.storage import directory_fingerprint
 from lengthgen.stats import wilson
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
+from tiny_models import tiny_model
 
 TOKENIZER = build_char_tokenizer()
 
@@ -128,9 +128,7 @@ def test_teacher_forced_measures_on_a_model_with_known_probabilities():
 
 
 def tiny_gpt2(positions=1024):
-    torch.manual_seed(0)
-    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=32, n_layer=1, n_head=2, n_positions=positions,
-                                      eos_token_id=TOKENIZER.eos_token_id, bos_token_id=TOKENIZER.bos_token_id)).eval()
+    return tiny_model(width=32, positions=positions)
 
 
 def test_teacher_forced_scores_do_not_depend_on_the_batch():
@@ -326,3 +324,34 @@ def test_chat_models_get_the_authors_variants_in_the_paper_preset():
     default = validate_config({}, check_availability=False)["icl"]
     assert icl_variants(default, "copying", "chat") == icl_variants(default, "copying", "completion")
     assert default["chat"]["generation_prompt"] is True
+
+
+def test_the_asymmetry_lines_state_each_pair_with_its_interval_and_verdict():
+    """What icl.md says about induction asymmetry: per model and measure, one line naming each
+    mirror pair's two values with their intervals and the paired test's verdict (the number of
+    paired examples: the largest pair's), and for left retrieval tasks the share preferring the
+    right-hand neighbour."""
+    from lengthgen.icl.table import asymmetry
+
+    def pair(model, measure, first, second, values, pairs, verdict):
+        (a, a_low, a_high), (b, b_low, b_high) = values
+        return {"model": model, "measure": measure, "first": first, "second": second, "first_value": a,
+                "first_low": a_low, "first_high": a_high, "second_value": b, "second_low": b_low,
+                "second_high": b_high, "pairs": pairs, "verdict": verdict}
+
+    pairs = pl.DataFrame([
+        pair("m1", "accuracy", "UR", "UL", ((0.9, 0.8, 0.95), (0.4, 0.3, 0.5)), 40, "right/forward above (p = 0.001)"),
+        pair("m1", "right_preference", "right-hand neighbour", "left-hand neighbour (UL)",
+             ((0.75, 0.6, 0.85), (0.25, 0.15, 0.4)), 40, "prefers the right-hand neighbour (p = 0.01)"),
+        pair("m1", "accuracy", "UF", "UB", ((0.5, 0.4, 0.6), (0.5, 0.4, 0.6)), 30, "not distinguishable from noise (p = 1)"),
+        pair("m2", "accuracy", "UR", "UL", ((0.1, 0.05, 0.2), (0.3, 0.2, 0.4)), 20, "left/backward above (p = 0.04)"),
+    ])
+    assert asymmetry(pairs) == [
+        "- m1, accuracy (n = 40 paired examples per pair): UR 0.90 [0.80, 0.95] vs UL 0.40 [0.30, 0.50]: "
+        "right/forward above (p = 0.001); UF 0.50 [0.40, 0.60] vs UB 0.50 [0.40, 0.60]: not distinguishable from "
+        "noise (p = 1).",
+        "- m1, left retrieval tasks, share of examples preferring the right-hand neighbour: UL: 0.75 [0.60, 0.85], "
+        "prefers the right-hand neighbour (p = 0.01).",
+        "- m2, accuracy (n = 20 paired examples per pair): UR 0.10 [0.05, 0.20] vs UL 0.30 [0.20, 0.40]: "
+        "left/backward above (p = 0.04).",
+    ]

@@ -83,7 +83,9 @@ def test_unknown_model_name(tmp_path):
     config = icl_config("x")
     config["icl"]["models"] = ["tiny", "llama"]
     run = snakemake(tmp_path, config)
+    assert run.returncode != 0
     assert "config key icl.models[1]: 'llama' is not in the model registry" in run.stdout + run.stderr
+    assert not (tmp_path / "results").exists()  # refused before any job ran
 
 
 def test_finetune_stage_and_the_comparison(tmp_path):

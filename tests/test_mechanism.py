@@ -7,18 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from transformers import (
-    BloomConfig,
-    BloomForCausalLM,
-    Gemma3ForCausalLM,
-    Gemma3TextConfig,
-    GPT2Config,
-    GPT2LMHeadModel,
-    LlamaConfig,
-    LlamaForCausalLM,
-    Qwen2Config,
-    Qwen2ForCausalLM,
-)
+from transformers import BloomConfig, BloomForCausalLM
 
 from lengthgen.engine.sequences import SCRATCH_LAYOUT
 from lengthgen.mechanism.analyse import analyse
@@ -28,24 +17,16 @@ from lengthgen.mechanism.patching import anti_induction_edges, corruption_edges,
 from lengthgen.mechanism.prompts import few_shot_prompts, trained_prompts
 from lengthgen.mechanism.reference import per_position_attention
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from tiny_models import tiny_model
 
 TOKENIZER = build_char_tokenizer()
-IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
-           pad_token_id=TOKENIZER.pad_token_id)
 
 
 def tiny(kind):
-    torch.manual_seed(0)
-    common = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                  num_key_value_heads=2, max_position_embeddings=256, **IDS)
-    if kind == "gpt2":
-        return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=256, initializer_range=0.5,
-                                          **IDS)).eval()
-    if kind == "llama":
-        return LlamaForCausalLM(LlamaConfig(**common)).eval()
-    if kind == "qwen2":
-        return Qwen2ForCausalLM(Qwen2Config(**common)).eval()
-    return Gemma3ForCausalLM(Gemma3TextConfig(head_dim=8, sliding_window=16, **common)).eval()
+    """Two layers of 4 heads, 32 wide: GPT-2 with large initial weights (sharp attention), Gemma 3
+    with a sliding window shorter than the prompts."""
+    extra = {"gpt2": {"initializer_range": 0.5}, "gemma3": {"head_dim": 8, "sliding_window": 16}}.get(kind, {})
+    return tiny_model(kind, layers=2, heads=4, width=32, positions=256, **extra)
 
 
 def test_the_authors_copy_prompts():
@@ -320,3 +301,36 @@ def test_both_verdicts_speak_of_what_carries_the_copies_a_model_makes():
                                .otherwise(pl.col("verdict")).alias("verdict"))
     assert heads_verdicts(summary, noise)[1].endswith(": not distinguishable from noise (p = 0.3)")
     assert patching_verdicts(shown, noise)[1].endswith(": not distinguishable from noise (p = 0.3)")
+
+
+def test_the_patching_tables_loss_change_is_each_conditions_loss_over_the_unpatched_one(tmp_path):
+    """loss_change: a condition's loss (mean over seeds) minus the unpatched loss of the same model,
+    direction and length; its interval over prompts pairs each prompt with its own unpatched loss."""
+    import polars as pl
+
+    from lengthgen.mechanism.tables import patching_table
+
+    def measured(direction, seed, condition, losses, correct):
+        return {"model": "m", "direction": direction, "length": 3, "seed": seed, "condition": condition,
+                "accuracy": sum(correct) / len(correct), "loss": sum(losses) / len(losses), "correct": correct,
+                "losses": losses}
+
+    pl.DataFrame([
+        measured("forward", 0, "none", [1.0, 1.5], [True, True]),
+        measured("forward", 0, "remove_induction", [1.75, 2.25], [True, False]),
+        measured("forward", 1, "none", [2.0, 0.5], [True, False]),
+        measured("forward", 1, "remove_induction", [2.75, 1.25], [False, False]),
+        measured("backward", 0, "none", [0.5, 0.5], [True, True]),  # another direction: its own baseline
+        measured("backward", 0, "remove_induction", [0.25, 0.25], [True, True]),
+    ]).write_parquet(tmp_path / "patching.parquet")
+    table = patching_table([tmp_path / "patching.parquet"])
+    rows = {(r["direction"], r["condition"]): r for r in table.iter_rows(named=True)}
+    removed = rows[("forward", "remove_induction")]
+    # losses: unpatched (1.25 + 1.25) / 2 = 1.25, removed (2.0 + 2.0) / 2 = 2.0; every prompt's own change is 0.75
+    assert removed["loss"] == pytest.approx(2.0) and removed["loss_change"] == pytest.approx(0.75)
+    assert (removed["loss_change_low"], removed["loss_change_high"]) == pytest.approx((0.75, 0.75))
+    assert removed["accuracy_change"] == pytest.approx(0.25 - 0.75) and removed["seeds"] == 2
+    assert rows[("forward", "none")]["loss_change"] == 0.0
+    assert rows[("backward", "remove_induction")]["loss_change"] == pytest.approx(-0.25)
+    assert (rows[("backward", "remove_induction")]["loss_change_low"],
+            rows[("backward", "remove_induction")]["loss_change_high"]) == pytest.approx((-0.25, -0.25))

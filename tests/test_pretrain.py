@@ -9,11 +9,25 @@ from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus, corpus_hash
 
 
-def test_corpus_is_deterministic_and_clean():
-    a, b = build_corpus(200_000), build_corpus(200_000)
-    assert a == b and len(a) == 200_000 and corpus_hash(a) == corpus_hash(b)
-    assert set(a) <= set(DEFAULT_CHARACTERS)
+def test_the_corpus_is_the_help_topics_then_the_library_source_cut_at_the_limit():
+    """The corpus a pretrained model learns from: the help topics in sorted order, then the standard
+    library's source without its tests, only the tokenizer's characters, cut at exactly the limit
+    (a shorter corpus is the start of a longer one); its hash is the sha256 the provenance records."""
+    import sysconfig
+    from pathlib import Path
+    from pydoc_data.topics import topics
+
+    from lengthgen.pretrain.corpus import stdlib_files
+
+    text = build_corpus(200_000)
+    assert len(text) == 200_000 and build_corpus(300_000).startswith(text)
+    assert text.startswith(topics[sorted(topics)[0]].strip()[:200])
+    assert set(text) <= set(DEFAULT_CHARACTERS)
+    assert set(build_corpus(20_000, characters="abcde \n")) == set("abcde \n")  # every other character dropped
     assert "def " in build_corpus(None)[-2_000_000:]  # standard-library source follows the help topics
+    library = Path(sysconfig.get_paths()["stdlib"])
+    assert not any({"test", "tests", "idle_test"} & set(p.relative_to(library).parts) for p in stdlib_files())
+    assert corpus_hash("abc") == "ba7816bf8f01cfea"  # sha256("abc"), first 16 hex digits
 
 
 @pytest.mark.slow
@@ -45,15 +59,11 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
 def test_the_probe_summary_is_the_best_head_of_the_probe_table():
     """The summary kept at every evaluation (computed without polars, as on the GPU machine) reads
     the same heads as the table the workflow writes."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
     from lengthgen.mechanism.probe import probe_heads, probe_summary
-    from lengthgen.models.char_tokenizer import build_char_tokenizer
+    from tiny_models import TOKENIZER as tokenizer
+    from tiny_models import tiny_model
 
-    tokenizer = build_char_tokenizer()
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=2, n_head=2, n_positions=128,
-                                       initializer_range=0.5)).eval()
+    model = tiny_model(layers=2, positions=128, initializer_range=0.5)
     table, accuracy = probe_heads(model, tokenizer, 3)
     summary = probe_summary(model, tokenizer, 3)
     forward, backward = (table.filter(table["direction"] == d) for d in ("forward", "backward"))

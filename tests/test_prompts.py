@@ -4,6 +4,7 @@ import pytest
 
 from lengthgen.icl.prompts import (
     AUTHORS_VARIANTS,
+    EXPLAINED,
     Example,
     build_prompt,
     copy_line,
@@ -69,16 +70,38 @@ def test_explained_variants_show_the_worked_example_with_the_right_count():
     assert "$t > 1$ and $x_{n+1} = x_{q_1-1}$" in prompt.text and prompt.demonstrations == 5
 
 
+def line_of(task, example_, answered):
+    return (retrieval_line if TASKS[task].family == "retrieval" else copy_line)(example_, " ", answered)
+
+
 @pytest.mark.parametrize("task", ["UR", "NLLast", "UF", "NB"])
-def test_every_variant_is_clean_seeded_and_distinct(task):
+def test_every_variant_shows_its_demonstrations_then_the_test_line_and_is_clean(task):
+    """Each variant: its own text around the same lines, the answered demonstrations and the test
+    line last (nothing after it: the model continues from there), with no raw-string debris."""
     test = example(task, "ABCDEFGHIJ", "C") if TASKS[task].family == "retrieval" else example(task, "ABCDEFGHIJ")
+    demonstrations = demonstrations_for(task, test=test)
     texts = set()
     for variant in variants_for(TASKS[task]):
-        text = build_prompt(TASKS[task], variant, test, demonstrations_for(task, test=test)).text
-        assert text == build_prompt(TASKS[task], variant, test, demonstrations_for(task, test=test)).text
+        text = build_prompt(TASKS[task], variant, test, demonstrations).text
+        assert text.endswith("\n" + line_of(task, test, False)) and text.count(line_of(task, test, False)) == 1
+        assert all(line_of(task, d, True) in text for d in demonstrations[1:])
         assert "\\n" not in text and 'r"' not in text and "        " not in text  # no raw-string debris (SPEC 7)
         texts.add(text)
     assert len(texts) == len(variants_for(TASKS[task]))
+
+
+@pytest.mark.parametrize("task", ["NRFirst", "UB"])
+def test_the_authors_retrieval_variants_keep_the_first_demonstration_for_the_worked_example(task):
+    """As their code does: a retrieval prompt of theirs spends the first drawn demonstration on the
+    worked example, which only the explained variants show; their copy variants and ours show every
+    demonstration. `demonstrations` counts what the model sees."""
+    test = example(task, "ABCDEFGHIJ", "C") if TASKS[task].family == "retrieval" else example(task, "ABCDEFGHIJ")
+    demonstrations = demonstrations_for(task, test=test)
+    for variant in variants_for(TASKS[task]):
+        prompt = build_prompt(TASKS[task], variant, test, demonstrations)
+        hidden = TASKS[task].family == "retrieval" and variant in AUTHORS_VARIANTS and variant not in EXPLAINED
+        assert (line_of(task, demonstrations[0], True) in prompt.text) == (not hidden), variant
+        assert prompt.demonstrations == len(demonstrations) - hidden, variant
 
 
 def test_demonstrations_are_drawn_per_example_and_never_the_test_example():
@@ -89,6 +112,7 @@ def test_demonstrations_are_drawn_per_example_and_never_the_test_example():
     for index in range(30):
         assert test not in draw_demonstrations(TASKS["UR"], pool, 0, index, test, 5)
     assert draw_demonstrations(TASKS["UR"], pool, 0, 1, test, 5) != draw_demonstrations(TASKS["UR"], pool, 0, 2, test, 5)
+    assert draw_demonstrations(TASKS["UR"], pool, 0, 1, test, 5) != draw_demonstrations(TASKS["UR"], pool, 1, 1, test, 5)
     # Mirror tasks see the same demonstration inputs (a left/right gap never comes from them).
     left = draw_demonstrations(TASKS["UL"], pool, 0, 7, test, 5)
     right = draw_demonstrations(TASKS["UR"], pool, 0, 7, test, 5)
@@ -119,10 +143,6 @@ def test_the_copy_continuation_spells_a_correct_completion():
 def test_unknown_variant():
     with pytest.raises(ValueError, match="unknown prompt variant 'hint' for UR"):
         build_prompt(TASKS["UR"], "hint", example("UR", "ABC", "B"), [])
-
-
-def test_the_authors_variants_are_named():
-    assert set(AUTHORS_VARIANTS) <= set(variants_for(TASKS["UR"])) | set(variants_for(TASKS["UF"]))
 
 
 # Byte for byte, written from the authors' templates (retrieval/prompt_constants.py,

@@ -8,8 +8,6 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from lengthgen.inference.cache import PredictionCache
 from lengthgen.models.char_tokenizer import build_char_tokenizer
@@ -18,6 +16,7 @@ from lengthgen.realistic.ambiguity import alignment, alignment_score, breaks, cl
 from lengthgen.realistic.lorem import WORDS, paragraph, paragraphs
 from lengthgen.realistic.predict import MARGIN, _line_starts, predict_realistic
 from lengthgen.realistic.tables import realistic_table
+from tiny_models import save_tiny_model, tiny_model
 
 TOKENIZER = build_char_tokenizer()
 split = str.split
@@ -227,12 +226,6 @@ def grid(lengths, seeds, settings) -> dict:
     return {"lengths": lengths, "seeds": seeds, "settings": settings, "batch_size": 2, "chat": False}
 
 
-def tiny_model():
-    torch.manual_seed(0)
-    return GPT2LMHeadModel(GPT2Config(vocab_size=len(TOKENIZER), n_embd=16, n_layer=1, n_head=2, n_positions=1024,
-                                      eos_token_id=TOKENIZER.eos_token_id)).eval()
-
-
 @pytest.mark.parametrize("task, length", [("lorem", 40), ("revert", 2), ("cherrypick", 3)])
 def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
     settings = ({"samples": 3, "variant": "echo"} if task == "lorem" else
@@ -241,7 +234,7 @@ def test_predictions_with_a_tiny_model_and_the_cache(tmp_path, task, length):
 
     def load():
         loads.append(1)
-        return tiny_model()
+        return tiny_model(positions=1024)
 
     cache = PredictionCache(tmp_path, {"model": "tiny"})
     frame = predict_realistic(load, TOKENIZER, task, **grid([length], [0], settings), cache=cache)
@@ -270,7 +263,7 @@ def test_every_length_and_seed_of_a_task_with_one_model_load(tmp_path):
 
     def load():
         loads.append(1)
-        return tiny_model()
+        return tiny_model(positions=1024)
 
     cache = PredictionCache(tmp_path, {"model": "tiny"})
     alone = predict_realistic(load, TOKENIZER, "revert", **grid([3], [1], settings), cache=cache)
@@ -292,7 +285,6 @@ def test_an_unknown_task_is_named():
 @pytest.mark.slow
 def test_realistic_stage_end_to_end(tmp_path):
     from snakemake_runner import planned_jobs, smoke_config, snakemake
-    from tiny_models import save_tiny_model
 
     save_tiny_model(tmp_path / "tiny")
     config = smoke_config()

@@ -51,16 +51,9 @@ def run_job(tmp_path, name, kind="scratch", section=SECTION):
 
 def finetune_section(tmp_path) -> dict:
     """SECTION for fine-tuning a tiny GPT-2 with the character tokenizer, saved under tmp_path."""
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from tiny_models import save_tiny_model
 
-    from lengthgen.models.char_tokenizer import build_char_tokenizer
-
-    tokenizer = build_char_tokenizer()
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=64,
-                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
-                               resid_pdrop=0.1)).save_pretrained(tmp_path / "pretrained")
-    tokenizer.save_pretrained(tmp_path / "pretrained")
+    save_tiny_model(tmp_path / "pretrained", positions=64)
     section = {k: v for k, v in SECTION.items() if k != "model"}
     # Length buckets here, one batch in the scratch variant: the resume test covers both step paths.
     section["training"] = {**section["training"], "length_buckets": 2}
@@ -285,3 +278,140 @@ def test_learning_rates_are_the_ones_trainer_schedules(tmp_path, schedule, warmu
     assert ours == pytest.approx(theirs, abs=1e-12)
     if warmup_steps or warmup_ratio:
         assert ours[0] == 0.0 and max(ours) == pytest.approx(1e-3)
+
+
+# -- the schedule the engine applies, the fixed training set, the kept weights, bf16 ----------------
+def lr_at_every_step(settings) -> list[float]:
+    """The learning rate each optimiser step of a TrainingRun used, read when the step asks for its batch."""
+    from lengthgen.engine.run import TrainingRun
+
+    batch, rates, holder = copy_batch(), [], {}
+
+    def batch_for(step):
+        rates.append(holder["run"].optimizer.param_groups[0]["lr"])
+        return batch
+
+    model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+    holder["run"] = TrainingRun(model, settings, batch_for, lambda m: 0.0, None, {}, device=torch.device("cpu"))
+    while holder["run"].step():
+        pass
+    return rates
+
+
+@pytest.mark.parametrize("schedule, warmup_steps, warmup_ratio, expected", [
+    # lr 1e-3, 12 steps: up by a quarter per step for 4 steps, then down by an eighth to 1/8 at the last step
+    ("linear", 4, None, [0, 0.25, 0.5, 0.75, 1, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125]),
+    ("linear", 0, 0.3, [0, 0.25, 0.5, 0.75, 1, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125]),  # ceil(3.6) = 4
+    ("constant", 4, None, [0, 0.25, 0.5, 0.75] + [1] * 8),
+    ("linear", 0, None, [1 - s / 12 for s in range(12)]),
+])
+def test_the_learning_rate_of_every_step(schedule, warmup_steps, warmup_ratio, expected):
+    """Warm-up from 0 to the peak in `warmup` steps, then linear decay towards 0 at max_steps (or
+    the peak kept): the rate each step of a run actually trains with, checked against numbers written out."""
+    settings = train_settings(lr=1e-3, max_steps=12, eval_every=100, checkpoint_every=100, warmup_steps=warmup_steps,
+                              warmup_ratio=warmup_ratio, schedule=schedule)
+    assert lr_at_every_step(settings) == pytest.approx([1e-3 * r for r in expected], abs=1e-12)
+
+
+def fixed_set_stream(seed=0, size=10, batch_size=4):
+    from lengthgen.engine.sequences import TrainingStream
+
+    return TrainingStream(get_task("UF"), {"alphabet_size": 10}, LengthBin(1, 9), batch_size, seed, 24,
+                          dataset_size=size)
+
+
+def drawn_indices(stream, steps: int) -> list[int]:
+    """Which examples of the fixed training set each step's batch holds, in order."""
+    index = {id(e): i for i, e in enumerate(stream.dataset)}
+    return [index[id(e)] for step in range(steps) for e in stream.examples(step)]
+
+
+def test_a_fixed_training_set_shows_every_example_once_per_epoch_in_a_seeded_order():
+    """The authors' protocol (train_examples with epochs): each epoch is the whole set in its own
+    order, a batch may straddle two epochs, and the order is a function of the seed alone, so a
+    resumed run sees the same examples."""
+    stream = fixed_set_stream()
+    assert len(stream.dataset) == 10 and len({tuple(e.ids) for e in stream.dataset}) > 1
+    drawn = drawn_indices(stream, 10)  # 10 batches of 4 = 4 epochs of 10; batches 2 and 7 straddle two
+    epochs = [drawn[i:i + 10] for i in range(0, 40, 10)]
+    assert all(sorted(epoch) == list(range(10)) for epoch in epochs)
+    assert len({tuple(epoch) for epoch in epochs}) == 4  # a new order every epoch
+    assert drawn_indices(fixed_set_stream(), 10) == drawn  # a new stream (a resumed run): the same order
+    assert drawn_indices(fixed_set_stream(seed=1), 10) != drawn
+    # A step's batch is its examples, collated: the same tokens whichever step came before.
+    later = stream(7)["input_ids"]
+    assert torch.equal(fixed_set_stream()(7)["input_ids"], later)
+
+
+def test_the_kept_weights_are_those_of_the_best_evaluation_even_after_a_resume(tmp_path):
+    """keep="best" (fine-tuning): the weights at the evaluation with the highest validation accuracy
+    (the first of equal ones), not the last; the best weights travel in the checkpoint, so a run
+    killed after its best evaluation still keeps them. keep="last": the last weights."""
+    from lengthgen.engine.run import TrainingRun
+
+    batch, accuracies = copy_batch(), [0.3, 0.8, 0.8, 0.1]
+
+    def new_run(keep, snapshots, checkpoint_dir=None):
+        def evaluate(model):
+            snapshots.append({k: v.clone() for k, v in model.state_dict().items()})
+            return accuracies[len(snapshots) - 1]
+
+        model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+        settings = train_settings(lr=1e-2, max_steps=4, eval_every=1, checkpoint_every=2, keep=keep)
+        return TrainingRun(model, settings, lambda step: batch, evaluate, checkpoint_dir, {}, device=torch.device("cpu"))
+
+    def same(a, b):
+        return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+    for keep, kept in (("best", 1), ("last", 3)):
+        snapshots = []
+        run = new_run(keep, snapshots)
+        while run.step():
+            pass
+        final = run.final_model().state_dict()
+        assert same(final, snapshots[kept]) and not same(snapshots[1], snapshots[3])
+        assert run.best_accuracy == 0.8
+
+    snapshots = []
+    first = new_run("best", snapshots, tmp_path / "ckpt")
+    first.step(), first.step()  # the checkpoint at step 2 holds the best weights (step 2's)
+    resumed = new_run("best", snapshots, tmp_path / "ckpt")
+    assert resumed.resumed_from == 2
+    while resumed.step():
+        pass
+    assert same(resumed.final_model().state_dict(), snapshots[1]) and resumed.history.accuracies == accuracies
+
+
+def test_bf16_trains_and_scores_close_to_fp32_with_fp32_weights():
+    """precision "bf16": the forward pass runs in bfloat16 (autocast; on CPU too), the weights and
+    their update stay fp32; the loss and the teacher-forced answers are those of fp32 up to
+    bfloat16's rounding."""
+    from lengthgen.engine.run import TrainingRun
+    from lengthgen.engine.scoring import score
+    from lengthgen.engine.sequences import encoded_examples
+
+    batch, losses = copy_batch(), {}
+    for precision in ("fp32", "bf16"):
+        model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+        run = TrainingRun(model, train_settings(lr=1e-3, max_steps=5, eval_every=100, precision=precision),
+                          lambda step: batch, lambda m: 0.0, None, {}, device=torch.device("cpu"))
+        run.step()
+        losses[precision] = float(run._loss_sum)
+        assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert losses["bf16"] != losses["fp32"] and losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)
+
+    model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+    examples, targets = encoded_examples(get_task("UF"), {"alphabet_size": 10}, LengthBin(1, 9), 64, 0, "validation")
+    answers = {p: [s.teacher_forced_prediction for s in score(model, examples, targets, precision=p)]
+               for p in ("fp32", "bf16")}
+    assert answers["bf16"] != answers["fp32"]  # a random model has near ties; bfloat16 breaks a few
+    clear = 0
+    for example, n, fp32, bf16 in zip(examples, targets, answers["fp32"], answers["bf16"]):
+        logits = model(input_ids=torch.tensor([example.ids])).logits[0, example.answer_start - 1:][:n]
+        top_two = logits.topk(2).values
+        assert fp32 == logits.argmax(-1).tolist()
+        for margin, a, b in zip((top_two[:, 0] - top_two[:, 1]).tolist(), fp32, bf16):
+            if margin > 0.05:  # well above bfloat16's rounding of these logits: the same answer
+                clear += 1
+                assert a == b
+    assert clear > 150  # most of the 317 answer tokens

@@ -33,6 +33,9 @@ def test_outputs_and_provenance(finished):
     assert theory.filter(pl.col("c_rasp_pos")).get_column("task").to_list() == ["UR", "UL", "UF"]
     summary = pl.read_parquet(tables / "data_summary.parquet")
     assert summary.get_column("constraints_hold").all()
+    # The same check catches one of these files with one row against its task (a unique query twice).
+    assert data_check_of_a_broken_copy(workdir / "results" / "data" / "tokens" / "UR" / "9-12" / "seed0.parquet",
+                                       workdir / "broken.parquet") is False
     # Every program on every example, and on strings ten times the longest bin (9-12): all right.
     check = pl.read_parquet(tables / "theory_check.parquet")
     assert check.select("task", "bin").rows() == [(t, b) for t in ("UR", "UL", "UF") for b in ("1-8", "9-12", "120")]
@@ -46,6 +49,21 @@ def test_outputs_and_provenance(finished):
     assert len(record["config_hash"]) == 16 and record["code_version"].startswith("0.1.0")
     for column in ("config_hash", "code_version", "device"):
         assert column in summary.columns
+
+
+def data_check_of_a_broken_copy(path, copy) -> bool:
+    """constraints_hold of a copy of a unique-query data file whose first row has its query twice."""
+    import pyarrow as pa
+
+    from lengthgen.records.tables import write_parquet
+    from lengthgen.tasks.summary import summarise_file
+    from test_generate import _unique_query_twice
+
+    data = pl.read_parquet(path).to_arrow()
+    rows = data.to_pylist()
+    _unique_query_twice(rows[0])
+    write_parquet(pa.Table.from_pylist(rows, schema=data.schema), copy, read_provenance(path))
+    return summarise_file(copy)["constraints_hold"]
 
 
 def test_scratch_outputs(finished):

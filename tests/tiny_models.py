@@ -1,14 +1,46 @@
-"""Tiny models the tests make and save: a one-layer GPT-2 over the character tokenizer."""
+"""The tiny models every test builds: one function for each architecture and size, over the character
+tokenizer (one token per character, so task symbols are single tokens), randomly initialised from
+seed 0 so that tests may pin exact numbers."""
 
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
+from transformers import (
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
 
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 
+TOKENIZER = build_char_tokenizer()
+TOKEN_IDS = dict(vocab_size=len(TOKENIZER), bos_token_id=TOKENIZER.bos_token_id, eos_token_id=TOKENIZER.eos_token_id,
+                 pad_token_id=TOKENIZER.pad_token_id)
+OTHER_ARCHITECTURES = {"llama": (LlamaConfig, LlamaForCausalLM), "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+                       "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM)}
 
-def save_tiny_model(path):
-    tokenizer = build_char_tokenizer()
+
+def tiny_model(kind: str = "gpt2", *, layers: int = 1, heads: int = 2, width: int = 16, positions: int = 512,
+               **config):
+    """A causal LM of `kind` ("gpt2", "llama", "qwen2", "gemma3") in evaluation mode, with the
+    character tokenizer's vocabulary and special tokens. Llama-like models get a feed-forward twice
+    `width` and half as many key/value heads as heads; `config` sets any other config field."""
     torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2, n_positions=512,
-                               eos_token_id=tokenizer.eos_token_id)).save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    if kind == "gpt2":
+        return GPT2LMHeadModel(GPT2Config(n_embd=width, n_layer=layers, n_head=heads, n_positions=positions,
+                                          **{**TOKEN_IDS, **config})).eval()
+    config_class, model_class = OTHER_ARCHITECTURES[kind]
+    shape = dict(hidden_size=width, intermediate_size=2 * width, num_hidden_layers=layers, num_attention_heads=heads,
+                 num_key_value_heads=max(1, heads // 2), max_position_embeddings=positions)
+    return model_class(config_class(**{**shape, **TOKEN_IDS, **config})).eval()
+
+
+def save_tiny_model(path, **shape):
+    """A tiny model (`tiny_model`'s arguments) saved with the character tokenizer, as a model
+    directory the registry loads by path."""
+    tiny_model(**shape).save_pretrained(path)
+    TOKENIZER.save_pretrained(path)
+    return path

@@ -175,12 +175,18 @@ class TrainingStream:
             return encoded_examples(self.task, self.settings, self.length_bin, self.batch_size, self.seed,
                                     f"train/{step}", self.layout)[0]
         size, first = len(self.dataset), step * self.batch_size
+        orders = {}  # one permutation per epoch the batch touches (it may straddle two, or more)
         picked = []
-        for position in range(first, first + self.batch_size):  # a batch may straddle two epochs
+        for position in range(first, first + self.batch_size):
             epoch = position // size
-            order = np.random.default_rng([self.seed, epoch, 0xE90C]).permutation(size)
-            picked.append(self.dataset[order[position % size]])
+            if epoch not in orders:
+                orders[epoch] = self.epoch_order(epoch)
+            picked.append(self.dataset[orders[epoch][position % size]])
         return picked
+
+    def epoch_order(self, epoch: int) -> np.ndarray:
+        """The fixed training set's order in one epoch: a permutation seeded by (seed, epoch)."""
+        return np.random.default_rng([self.seed, epoch, 0xE90C]).permutation(len(self.dataset))
 
     def __call__(self, step: int) -> dict:
         examples = self.examples(step)
