@@ -207,7 +207,8 @@ def test_every_job_logs_and_training_is_benchmarked(finished):
     data_log = (results / "logs" / "data" / "tokens" / "UF" / "9-12" / "seed0.log").read_text()
     assert "wrote results/data/tokens/UF/9-12/seed0.parquet: 20 rows" in data_log
     rows = pl.read_parquet(results / "tables" / "scratch.parquet").height
-    assert f"wrote results/tables/scratch.parquet: {rows} rows" in (results / "logs" / "scratch_table" / "all.log").read_text()
+    table_log = (results / "logs" / "scratch_table" / "all.log").read_text()
+    assert f"wrote results/tables/scratch.parquet: {rows} rows" in table_log
     empty = [p for p in (results / "logs").rglob("*.log") if not p.read_text().strip()]
     assert not empty  # every job, a script or a `run:` block inside Snakemake, says what it did
     from lengthgen.results.runtimes import runtimes
