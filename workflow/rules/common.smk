@@ -232,7 +232,7 @@ def model_job(rule, name, resource):
 
 
 def model_job_resources(rule, model_of):
-    """The `resources:` of a rule whose jobs load a model: model_of(wildcards) names it."""
+    """What every job that loads a model asks for (a `resources:` block); model_of(wildcards) names the model."""
     return {resource: (lambda w, resource=resource: model_job(rule, model_of(w), resource))
             for resource in ("gpu", "mem_mb", "runtime")}
 
