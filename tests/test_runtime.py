@@ -26,3 +26,29 @@ def test_a_failing_run_rule_logs_its_error_and_still_fails(tmp_path):
         raise KeyError("smol")
     text = log.read_text()
     assert "Traceback" in text and "KeyError: 'smol'" in text and "wrote" not in text
+
+
+def test_run_rules_side_by_side_each_log_only_their_own_lines(tmp_path, capsys):
+    """Snakemake runs `run:` jobs in threads of one process: one job's prints never reach another's
+    log, and the terminal stays usable when either ends first."""
+    import threading
+
+    both_inside = threading.Barrier(2)
+
+    def job(name, log):
+        with job_log([str(log)], []):
+            print(f"{name} starts")
+            both_inside.wait()
+            print(f"{name} ends")
+
+    logs = {name: tmp_path / f"{name}.log" for name in ("a", "b")}
+    threads = [threading.Thread(target=job, args=item) for item in logs.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print("snakemake goes on")
+    for name, log in logs.items():
+        lines = log.read_text().splitlines()
+        assert lines[:2] == [f"{name} starts", f"{name} ends"] and lines[2].startswith("done in")
+    assert capsys.readouterr().out == "snakemake goes on\n"

@@ -7,7 +7,8 @@ import os
 import sys
 import time
 import traceback
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from .devices import pick_device
@@ -39,18 +40,54 @@ def log_to(path) -> None:
     sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
 
 
+class _ThreadStream:
+    """Stands in for sys.stdout or sys.stderr inside Snakemake's process, where `run:` jobs run side
+    by side in threads: a thread inside job_log writes to its job's log, every other thread to the
+    stream this one replaced (Snakemake's own terminal)."""
+
+    def __init__(self, stream):
+        self.stream, self.local = stream, threading.local()
+
+    def _target(self):
+        return getattr(self.local, "handle", None) or self.stream
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def __getattr__(self, name):
+        return getattr(self._target(), name)
+
+
+def _thread_streams() -> tuple[_ThreadStream, _ThreadStream]:
+    """Install the per-thread stdout and stderr once; later calls return them."""
+    if not isinstance(sys.stdout, _ThreadStream):
+        sys.stdout = _ThreadStream(sys.stdout)
+    if not isinstance(sys.stderr, _ThreadStream):
+        sys.stderr = _ThreadStream(sys.stderr)
+    return sys.stdout, sys.stderr
+
+
 @contextmanager
 def job_log(log, outputs):
-    """For a `run:` rule, which runs inside Snakemake's own process (so its file descriptors stay
-    Snakemake's): what the job prints, its warnings, its error and what it wrote go to its log file."""
-    started = time.monotonic()
-    with open(log[0], "a") as handle, redirect_stdout(handle), redirect_stderr(handle):
+    """For a `run:` rule, which runs in a thread inside Snakemake's own process (its file descriptors
+    and other threads stay Snakemake's): what this thread prints and warns, its error and what it
+    wrote go to the job's log file."""
+    started, streams = time.monotonic(), _thread_streams()
+    with open(log[0], "a") as handle:
+        for stream in streams:
+            stream.local.handle = handle
         try:
             yield
+            report_outputs(outputs, started)
         except BaseException:
             traceback.print_exc(file=handle)
             raise
-        report_outputs(outputs, started)
+        finally:
+            for stream in streams:
+                stream.local.handle = None
 
 
 def report_outputs(outputs, started: float) -> None:
