@@ -5,9 +5,9 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import threading
 import time
 import traceback
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
