@@ -28,9 +28,12 @@ run: setup
 
 report: run
 
+# Tests run in TEST_WORKERS processes, one test file each at a time (a file's workflow run, made once
+# by its fixture, serves all its tests); most of their time is job start-up, one core each.
+TEST_WORKERS ?= 2
 test: setup
 	$(VENV)/bin/ruff check
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # Remakes the shipped embedded model (resources/embedded/): the pretrain stage, then a copy of its
 # output with its provenance (about 40 minutes on 2 CPU cores, minutes on a GPU).
