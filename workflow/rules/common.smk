@@ -142,7 +142,7 @@ def findings_inputs(wildcards):
 def findings_params():
     """What the findings depend on besides the tables: which stages run, and the hub path of each
     realistic-task model (the paper's numbers are per hub model)."""
-    return {"tables": [name for name in FINDINGS_SOURCES if name in tables_made()], "tasks": config["tasks"],
+    return {"tables": list(findings_inputs(None)), "tasks": config["tasks"],
             "models": {m: config["models"][m].get("path") for m in config["realistic"]["models"]}}
 
 
