@@ -181,6 +181,23 @@ def test_git_chat_prompt_has_no_system_message_in_the_authors_bytes():
     assert ours == f"<|system|>{SYSTEM}<|end|><|user|>{user}<|end|><|assistant|>"
 
 
+def test_lorem_chat_prompt_has_no_system_message_in_the_authors_bytes():
+    """Their lorem chat prompt (prompt_real.py) is the user's turn alone; ours puts our system prompt
+    first. Base-model prompts are the same under both settings."""
+    from lengthgen.realistic.predict import CHAT_ECHO, ECHO, SYSTEM, lorem_prompt_text
+
+    tokenizer = build_char_tokenizer()
+    tokenizer.chat_template = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+                               "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    user = CHAT_ECHO.format(text="Dolor sit amet.")
+    theirs = lorem_prompt_text(tokenizer, "Dolor sit amet.", "echo", True, "authors")
+    assert theirs == f"<|user|>{user}<|end|><|assistant|>"
+    ours = lorem_prompt_text(tokenizer, "Dolor sit amet.", "echo", True)
+    assert ours == f"<|system|>{SYSTEM}<|end|><|user|>{user}<|end|><|assistant|>"
+    for style in ("lengthgen", "authors"):
+        assert lorem_prompt_text(tokenizer, "Dolor sit amet.", "echo", False, style) == ECHO.format(text="Dolor sit amet.")
+
+
 def authors_git_reading(output: str) -> list[str]:
     """The lines the authors' released scorer (evaluate_codeassist.py) compared, written from its
     behaviour: the text sliced from just after `<start>` to `<end>` by str.find positions, for every

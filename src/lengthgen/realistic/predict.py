@@ -57,11 +57,20 @@ def _predict(model: CachedModel, tokenizer, prompts: list[str], answers: list[li
     return outputs, cached, hits
 
 
-def lorem_rows(model: CachedModel, tokenizer, tokens: int, seed: int, count: int, variant: str, chat: bool,
-               batch_size: int, cache=None, progress: bool = False) -> pl.DataFrame:
-    texts = paragraphs(tokenizer, tokens, count, seed)
+def lorem_prompt_text(tokenizer, text: str, variant: str, chat: bool, style: str = "lengthgen") -> str:
+    """What a model is given for one paragraph: the echo prompt, for a chat model in its template, after
+    our system prompt unless `style` is the authors' (their prompt_real.py sent the user's turn alone)."""
     template = CHAT_ECHO if chat else (ECHO if variant == "echo" else ECHO_BARE)
-    prompts = [model_text(tokenizer, template.format(text=t), SYSTEM if chat else None) for t in texts]
+    return model_text(tokenizer, template.format(text=text), SYSTEM if chat and style != "authors" else None,
+                      chat=chat)
+
+
+def lorem_rows(model: CachedModel, tokenizer, tokens: int, seed: int, count: int, variant: str, chat: bool,
+               batch_size: int, cache=None, progress: bool = False, style: str = "lengthgen") -> pl.DataFrame:
+    """style "authors": a chat model's prompt is the user's message alone (no system prompt); base
+    prompts are the same in both styles."""
+    texts = paragraphs(tokenizer, tokens, count, seed)
+    prompts = [lorem_prompt_text(tokenizer, t, variant, chat, style) for t in texts]
     references = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
     stops = ("</paragraph>", "THE_END") if chat else ("<end>",)
     budget = [len(r) + MARGIN + (8 if chat else 0) for r in references]
@@ -152,7 +161,8 @@ def predict_realistic(load_model, tokenizer, task: str, *, lengths: list[int], s
         for seed in seeds:
             if task == "lorem":
                 frame = lorem_rows(model, tokenizer, length, seed, settings["samples"], settings["variant"], chat,
-                                   batch_size, cache, progress).with_columns(pl.lit("lorem").alias("task"))
+                                   batch_size, cache, progress, settings.get("prompt", "lengthgen"))
+                frame = frame.with_columns(pl.lit("lorem").alias("task"))
             else:
                 frame = git_rows(model, tokenizer, task, length, seed, settings["samples"], settings["shots"],
                                  settings["variant"], chat, batch_size, cache, progress,
