@@ -4,6 +4,7 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -161,3 +162,49 @@ def test_fine_tuning_in_bf16_runs_the_forward_pass_in_bf16_and_keeps_fp32_weight
         assert run.accelerator.mixed_precision == {"fp32": "no", "bf16": "bf16"}[precision]
         assert {p.dtype for p in run.model.parameters()} == {torch.float32}
     assert losses["bf16"] != losses["fp32"] and losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)
+
+
+def test_held_out_validation_is_a_disjoint_seeded_tenth_of_the_training_set():
+    """The authors' scripts validate on 10% of their 50,000 training examples and train on the rest
+    (`finetune.validation: holdout`): 45 + 5 of 50 here, disjoint, together the whole set, the same
+    for the same seed."""
+    from lengthgen.engine.sequences import encoded_examples
+    from lengthgen.finetune.train import training_and_validation
+
+    task, train_bin, layout = get_task("UR"), LengthBin(3, 10), tokenizer_layout(TOKENIZER, 52)
+    section = {"data": {"alphabet_size": 52}, "train_examples": 50, "holdout": 5}
+    whole = {tuple(e.ids) for e in encoded_examples(task, section["data"], train_bin, 50, 0, "train-set", layout)[0]}
+    assert len(whole) == 50
+    dataset, validation, targets = training_and_validation(task, section, train_bin, 0, layout, eval_examples=7)
+    trained, held = {tuple(e.ids) for e in dataset}, {tuple(e.ids) for e in validation}
+    assert (len(dataset), len(validation), len(targets)) == (45, 5, 5)
+    assert not trained & held and trained | held == whole
+    again = training_and_validation(task, section, train_bin, 0, layout, eval_examples=7)
+    assert [e.ids for e in again[1]] == [e.ids for e in validation]
+    other = training_and_validation(task, section, train_bin, 1, layout, eval_examples=7)
+    assert {tuple(e.ids) for e in other[1]} != held
+    stream = training_and_validation(task, {**section, "holdout": None}, train_bin, 0, layout, eval_examples=7)
+    assert stream[0] is None and len(stream[1]) == 7 and not {tuple(e.ids) for e in stream[1]} <= whole
+
+
+def test_held_out_validation_counts_epochs_and_warm_up_over_the_training_part():
+    """The paper preset: 45,000 training examples, 30 epochs of ceil(45,000 / 64) = 704 batches, the
+    15% warm-up of those 21,120 steps; the separate stream keeps 50,000 (782 batches)."""
+    from lengthgen.config import validate_config
+    from lengthgen.config.sections import finetune_task_section
+    from lengthgen.engine.settings import TrainSettings
+
+    paper = validate_config(yaml.safe_load(open("configs/paper.yaml")), check_availability=False)
+    section = finetune_task_section(paper, "UR")
+    assert section["holdout"] == 5000 and section["training"]["max_steps"] == 30 * 704 == 21120
+    assert TrainSettings.from_config(section["training"], keep="best").warmup == 3168  # ceil(0.15 * 21,120)
+    paper["finetune"]["validation"] = "stream"
+    section = finetune_task_section(paper, "UR")
+    assert "holdout" not in section and section["training"]["max_steps"] == 30 * 782
+
+
+def test_held_out_validation_needs_a_fixed_training_set():
+    from lengthgen.config import ConfigError, validate_config
+
+    with pytest.raises(ConfigError, match=r"finetune\.validation: holdout needs a fixed training set"):
+        validate_config({"finetune": {"validation": "holdout"}}, check_availability=False)

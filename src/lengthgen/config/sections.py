@@ -37,9 +37,17 @@ def finetune_training(finetune: dict, family: str) -> dict:
     those epochs take."""
     training, epochs = dict(finetune["training"]), per_family(finetune["epochs"], family)
     if epochs and finetune["train_examples"]:
-        batches = -(-finetune["train_examples"] // training["batch_size"])
+        batches = -(-(finetune["train_examples"] - held_out(finetune)) // training["batch_size"])
         training["max_steps"] = epochs * batches
     return training
+
+
+def held_out(finetune: dict) -> int:
+    """How many of the fixed training set's examples are held out for validation (0: validation
+    draws its own stream)."""
+    if finetune.get("validation", "stream") != "holdout" or not finetune["train_examples"]:
+        return 0
+    return round(finetune["validation_fraction"] * finetune["train_examples"])
 
 
 def finetune_task_section(config: dict, task_name: str) -> dict:
@@ -53,6 +61,8 @@ def finetune_task_section(config: dict, task_name: str) -> dict:
         "max_length": max(LengthBin.parse(b).high for b in finetune_bins(finetune)[task.family]),
         "train_examples": finetune["train_examples"],
         "training": finetune_training(finetune, task.family),
+        # only when held out, so a stream-validated run's parameters (and its cached jobs) stay as they were
+        **({"holdout": held_out(finetune)} if held_out(finetune) else {}),
     }
 
 

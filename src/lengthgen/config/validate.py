@@ -150,6 +150,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
     check_family_overrides(config, schema)
     check_stacking(config)
+    check_finetune_validation(config["finetune"])
     check_architectures(config)
     check_grid(config)
     add_shipped_models(config)
@@ -206,6 +207,20 @@ def check_stacking(config: dict) -> None:
                    else "scratch") + ".training.length_buckets"
             raise ConfigError(f"config key {key}: {buckets} with scratch.stack: a stacked run pads every row to "
                               "one width, so it takes length_buckets 1 (or set scratch.stack: false)")
+
+
+def check_finetune_validation(finetune: dict) -> None:
+    """A held-out validation set comes from a fixed training set, and must leave some of it to train on."""
+    if finetune["validation"] != "holdout":
+        return
+    if not finetune["train_examples"]:
+        raise ConfigError("config key finetune.validation: holdout needs a fixed training set (finetune.train_examples "
+                          "is null: every step draws fresh examples)")
+    held = round(finetune["validation_fraction"] * finetune["train_examples"])
+    if not 0 < held < finetune["train_examples"]:
+        raise ConfigError(f"config key finetune.validation_fraction: {finetune['validation_fraction']} of "
+                          f"{finetune['train_examples']} training examples holds out {held}; at least one must be "
+                          "held out and one left to train on")
 
 
 def check_family_overrides(config: dict, schema: dict) -> None:

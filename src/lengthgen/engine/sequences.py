@@ -164,11 +164,14 @@ class TrainingStream:
     many examples (the authors' protocol), each epoch in its own seeded order."""
 
     def __init__(self, task: Task, settings: dict, length_bin: LengthBin, batch_size: int, seed: int,
-                 max_position: int | None, layout: Layout = SCRATCH_LAYOUT, dataset_size: int | None = None):
+                 max_position: int | None, layout: Layout = SCRATCH_LAYOUT, dataset_size: int | None = None,
+                 dataset: list[Encoded] | None = None):
+        """dataset: a fixed training set already made (the part of one not held out for validation)."""
         self.task, self.settings, self.length_bin, self.layout = task, settings, length_bin, layout
         self.batch_size, self.seed, self.max_position = batch_size, seed, max_position
-        self.dataset = (encoded_examples(task, settings, length_bin, dataset_size, seed, "train-set", layout)[0]
-                        if dataset_size else None)
+        self.dataset = dataset if dataset is not None else (
+            encoded_examples(task, settings, length_bin, dataset_size, seed, "train-set", layout)[0]
+            if dataset_size else None)
 
     def examples(self, step: int) -> list[Encoded]:
         if self.dataset is None:

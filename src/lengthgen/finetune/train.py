@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import polars as pl
 import torch
 
@@ -35,7 +36,8 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, section: dict, checkp
     """The training run of one (model, task, seed), ready to step, and the model's tokenizer.
 
     section: {"data": generator settings, "format", "train_lengths", "max_length" (longest test length),
-              "train_examples" (null: fresh examples every step), "training": the engine's settings}
+              "train_examples" (null: fresh examples every step), "holdout" (if present: that many of them
+              held out for validation), "training": the engine's settings}
               (`lengthgen.config.finetune_task_section`).
     more_metrics: measures beside validation accuracy at every evaluation, kept in the history
     (a benchmark's out-of-distribution score); the kept weights are still chosen by validation.
@@ -52,10 +54,10 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, section: dict, checkp
     if limit is not None and longest > limit:
         raise ValueError(f"model {entry.name!r} has {limit} positions; task {task.name} at length "
                          f"{section['max_length']} needs {longest} tokens")
+    dataset, validation, targets = training_and_validation(task, section, train_bin, seed, layout,
+                                                           settings.eval_examples)
     stream = TrainingStream(task, section["data"], train_bin, settings.batch_size, seed,
-                            longest if limit is not None else None, layout, section["train_examples"])
-    validation, targets = encoded_examples(task, section["data"], train_bin, settings.eval_examples, seed,
-                                           "validation", layout)
+                            longest if limit is not None else None, layout, section["train_examples"], dataset)
 
     def evaluate(m):
         accuracy = teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision)
@@ -68,6 +70,29 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, section: dict, checkp
         fingerprint={"model": model_identity(entry.path, entry.revision, "float32"), "task": task.name, "seed": seed,
                      "section": section})
     return run, tokenizer
+
+
+def holdout_split(count: int, held_out: int, seed: int) -> tuple[list[int], list[int]]:
+    """Indices of a fixed training set's training and validation parts: a permutation seeded by
+    `seed` split into count - held_out and held_out (the authors held 10% of their file out)."""
+    if not 0 < held_out < count:
+        raise ValueError(f"cannot hold out {held_out} of {count} training examples")
+    order = np.random.default_rng([seed, 0x401D]).permutation(count).tolist()
+    return sorted(order[held_out:]), sorted(order[:held_out])
+
+
+def training_and_validation(task: Task, section: dict, train_bin: LengthBin, seed: int, layout, eval_examples: int):
+    """(the fixed training set, or None for the stream to make; validation examples; their scored
+    lengths). With section["holdout"]: validation is that many examples of the training set, left
+    out of training; otherwise eval_examples of a separate stream."""
+    if not section.get("holdout"):
+        validation, targets = encoded_examples(task, section["data"], train_bin, eval_examples, seed, "validation",
+                                               layout)
+        return None, validation, targets
+    examples, lengths = encoded_examples(task, section["data"], train_bin, section["train_examples"], seed,
+                                         "train-set", layout)
+    train_part, held = holdout_split(len(examples), section["holdout"], seed)
+    return [examples[i] for i in train_part], [examples[i] for i in held], [lengths[i] for i in held]
 
 
 def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
