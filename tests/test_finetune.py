@@ -4,8 +4,8 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-import yaml
 import torch
+import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from lengthgen.config import model_entry
