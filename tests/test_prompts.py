@@ -225,3 +225,25 @@ def test_chat_retrieval_prompt_byte_for_byte_theirs_and_ours():
     assert theirs.text == CHAT_EXPLAINED.format(shown="", gap=" ") and theirs.system == SYSTEM
     ours = build_prompt(TASKS["NRFirst"], "simple_rule_explained", test, demonstrations, chat=True)
     assert ours.text == CHAT_EXPLAINED.format(shown=CHAT_SHOWN, gap="")
+
+
+# The authors' bytes at the two places our completion prompts differ (retrieval/ prompt templates):
+# their simple_rule is a triple-quoted string whose second line keeps the source's 8-space indentation
+# before an escaped newline, and their worked example's count is a constant 0.
+AUTHORS_SIMPLE_RULE_BREAK = "from the query token.\n        \nAll strings below follow this rule: "
+AUTHORS_WORKED_COUNT = "• it occurs 0 time(s) in the context\n"
+
+
+def test_completion_prompts_drop_the_authors_indentation_and_count_the_worked_example():
+    """Ours: simple_rule's two lines joined by one newline; the worked example counts the query in its
+    context, "1" for a unique task and "2" for this NLFirst one, where theirs says "0" for every task."""
+    simple = build_prompt(TASKS["UL"], "simple_rule", example("UL", "Q2EJlHaxyL", "J"), demonstrations_for("UL"))
+    assert "from the query token.\nAll strings below follow this rule: " in simple.text
+    assert AUTHORS_SIMPLE_RULE_BREAK not in simple.text
+    unique = build_prompt(TASKS["UL"], "simple_rule_explained", example("UL", "Q2EJlHaxyL", "J"),
+                          [example("UL", "FpTu4", "T")] * 5)
+    repeated = build_prompt(TASKS["NLFirst"], "simple_rule_explained", example("NLFirst", "26g3u5k5bA", "5"),
+                            [example("NLFirst", "axlPlC", "l")] * 5)
+    assert "• it occurs 1 time(s) in the context\n" in unique.text
+    assert "• it occurs 2 time(s) in the context\n" in repeated.text
+    assert AUTHORS_WORKED_COUNT not in unique.text + repeated.text
