@@ -1,3 +1,4 @@
-"""lengthgen: do transformers' length-generalisation limits survive pretraining? (arXiv 2505.21785)"""
+"""lengthgen: do transformers' length-generalisation limits survive pretraining? (Jobanputra, Veitsman, et al.,
+NeurIPS 2025)"""
 
 __version__ = "0.1.0"

@@ -47,7 +47,7 @@ class Task:
 
 
 _PREFIX = "the count of q up to here is 1 marks the first occurrence"
-# The paper's proofs that no program exists (Veitsman et al. 2025, App. A.2).
+# The paper's proofs that no program exists (Jobanputra, Veitsman, et al., NeurIPS 2025, App. A.2).
 _LAST = ("the last occurrence needs knowledge of what comes later, which prefix counts cannot give: a program "
          "would separate two languages that no C-RASP[pos] program separates (paper App. A.2 Lemma 6, "
          "by Huang et al. 2025 Lemmas 35-36)")

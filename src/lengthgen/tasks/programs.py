@@ -1,4 +1,4 @@
-"""The C-RASP[pos] programs of the expressible tasks (Veitsman et al. 2025, App. A.2, Lemmas 4, 5, 7).
+"""The C-RASP[pos] programs of the expressible tasks (Jobanputra, Veitsman, et al., NeurIPS 2025, App. A.2, Lemmas 4, 5, 7).
 
 Each reads a string laid out as the tasks lay theirs out: retrieval `x_1 … x_n ⟨sep⟩ q`, then the
 answer; copying `x_1 … x_n ⟨sep⟩`, then the copy, one symbol per step. NEXT_a is read at the end of

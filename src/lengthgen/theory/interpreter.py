@@ -1,6 +1,6 @@
 """Running a C-RASP[pos] program: every operation's value at every position of a batch of strings.
 
-Semantics (Veitsman et al. 2025, App. A.1, restating Huang et al. 2025): an operation's value at
+Semantics (Jobanputra, Veitsman, et al., NeurIPS 2025, App. A.1, restating Huang et al. 2025): an operation's value at
 position i depends on x_1 … x_i only (every count ranges over j ≤ i), so one pass over a whole
 string gives NEXT_a at the end of each of its prefixes. That is what `next_symbols` returns; reading
 it along prompt + answer is the same as generating the answer token by token (teacher forcing).

@@ -2,7 +2,7 @@
 
 C-RASP[pos] is Huang et al.'s C-RASP[periodic, local] (2025, arXiv 2410.02140): C-RASP (Yang and
 Chiang 2024) with periodic unary and local binary positional relations. The operations here are
-those of Definition 3 in Veitsman et al. (2025, arXiv 2505.21785, App. A.1), which restates it:
+those of Definition 3 in Jobanputra, Veitsman, et al. (NeurIPS 2025, App. A.1), which restates it:
 
 - Boolean: Q_σ(i) (the symbol at i is σ), ¬, ∧, ⊤, a periodic relation φ(i), and C1(i) ≤ C2(i);
 - counts: #[j ≤ i, ψ(i, j)] P(j) with ψ = ⊤ or a local relation, P(i) ? C1(i) : C2(i), C1 + C2,

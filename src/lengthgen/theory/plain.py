@@ -2,7 +2,7 @@
 
 `Is(σ, back=d)` becomes #[j ≤ i, j = i − d] Q_σ(j) ≥ 1, a count with a match becomes one conditional
 count per input symbol (Σ and the separator), and NEXT becomes each output symbol in turn. What
-remains are Definition 3's operations (Veitsman et al. 2025, App. A.1) with comparisons of integer
+remains are Definition 3's operations (Jobanputra, Veitsman, et al., NeurIPS 2025, App. A.1) with comparisons of integer
 linear combinations. Running the written-out program gives the same values as the shorthand one
 (tests/test_theory.py), so the interpreter's fast paths compute C-RASP[pos] and nothing more.
 """
