@@ -39,7 +39,10 @@ def test_the_paper_preset_uses_the_authors_generators_lengths_and_loss():
     assert ft["format"] == "authors" and ft["train_examples"] == 50000
     # Their retrieval scripts ran 30 epochs; the copy script's default (their README's command) 15.
     assert ft["epochs"] == {"retrieval": 30, "copying": 15}
-    batches = -(-50000 // ft["training"]["batch_size"])
+    # Their scripts hold 10% of the 50,000 out for validation and train on 45,000.
+    assert (ft["validation"], ft["validation_fraction"]) == ("holdout", 0.1)
+    assert finetune_task_section(PAPER, "UB")["holdout"] == 5000
+    batches = -(-45000 // ft["training"]["batch_size"])
     assert finetune_task_section(PAPER, "UB")["training"]["max_steps"] == 15 * batches
     assert finetune_task_section(PAPER, "NLFirst")["training"]["max_steps"] == 30 * batches
     assert (ft["training"]["warmup_ratio"], ft["training"]["max_grad_norm"], ft["training"]["early_stop"]) == (
@@ -138,6 +141,11 @@ def test_the_paper_numbers_stand_beside_the_results():
     assert "0.50 (paper 0.47)" in bin_markdown(table, bins, {"config_hash": "x", "code_version": "y"}, "From scratch",
                                                "PE")
     assert scratch_reference("ape", "NLLast", "16-30") is None  # not a bin the paper reports
+
+
+def test_the_paper_preset_sends_chat_models_the_authors_realistic_prompts():
+    """Their prompt_real.py: a chat model gets the user's turn alone, for git and lorem alike."""
+    assert PAPER["realistic"]["git"]["prompt"] == PAPER["realistic"]["lorem"]["prompt"] == "authors"
 
 
 def test_the_paper_preset_analyses_the_authors_mechanism_models():
