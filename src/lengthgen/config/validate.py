@@ -155,7 +155,20 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     add_shipped_models(config)
     check_models(config, check_availability, search)
     check_positions(config, search)
-    return config
+    return canonical(config)
+
+
+def canonical(value):
+    """`value` with every mapping's keys sorted, recursively.
+
+    Snakemake compares a job's params by their repr, and a dict's repr follows insertion order:
+    sorted keys make key order in a preset, or a default restated with `--config`, rerun nothing.
+    """
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value
 
 
 # The models the repository ships, known to every preset under these names (a preset's own
