@@ -259,7 +259,7 @@ def check_models(config: dict, check_availability: bool = True, search=(".",)) -
 def check_positions(config: dict, search=(".",)) -> None:
     """No stage asks a local model with learned absolute positions for more positions than it has."""
     from ..records.files import DamagedFile
-    from .limits import position_problems
+    from .limits import position_problems, scratch_problems
 
     def directory_of(name):
         entry = model_entry(name, config["models"][name], search)
@@ -269,6 +269,7 @@ def check_positions(config: dict, search=(".",)) -> None:
         problems = position_problems(config, directory_of)
     except DamagedFile as damaged:
         raise ConfigError(f"config key models: {damaged}") from None
+    problems = scratch_problems(config) + problems
     if problems:
         raise ConfigError(problems[0])
 
