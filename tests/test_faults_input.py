@@ -63,3 +63,56 @@ def test_a_bin_longer_than_an_override_table_stops_at_start_naming_its_key(train
     assert "config key scratch.family_overrides.retrieval.model.max_positions: 12 positions" in run.stdout + run.stderr
     assert "scratch.model.max_positions" not in (run.stdout + run.stderr).replace("overrides.retrieval.model", "")
     assert sorted(p.name for p in model.iterdir()) == before
+
+
+# -- local model directories, checked at start --------------------------------------------------
+@pytest.fixture
+def user_model(tmp_path):
+    """A smoke config whose in-context stage uses a tiny local model directory (made here)."""
+    from tiny_models import save_tiny_model
+
+    directory = save_tiny_model(tmp_path / "tiny")
+    config = smoke_config()
+    config["models"] = {**config.get("models", {}), "tiny": {"path": str(directory)}}
+    config["icl"]["models"] = ["tiny"]
+    return directory, config
+
+
+def test_a_complete_local_model_passes(user_model):
+    from lengthgen.config import validate_config
+
+    validate_config(user_model[1], check_availability=False)
+    validate_config(user_model[1], check_availability=True)
+
+
+@pytest.mark.parametrize("fault, words", [
+    ("no tokenizer", "has no tokenizer files"),
+    ("truncated weights", "model.safetensors is"),
+    ("config not json", "config.json is not readable JSON"),
+])
+def test_a_damaged_local_model_stops_at_start_naming_the_file(user_model, fault, words):
+    from lengthgen.config import ConfigError, validate_config
+
+    directory, config = user_model
+    if fault == "no tokenizer":
+        for name in ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer.model", "vocab.txt"):
+            (directory / name).unlink(missing_ok=True)
+    elif fault == "truncated weights":
+        weights = directory / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:-10])
+    else:
+        (directory / "config.json").write_text("{not json")
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, check_availability=False)
+    assert str(error.value).startswith("config key models.tiny: model 'tiny': ")
+    assert str(directory) in str(error.value) and words in str(error.value)
+
+
+def test_a_random_bytes_gguf_file_is_named(tmp_path):
+    from lengthgen.models.registry import check_gguf_file
+    from lengthgen.models.unavailable import ModelUnavailable
+
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(bytes(range(64)))
+    with pytest.raises(ModelUnavailable, match=r"model\.gguf is not a GGUF file"):
+        check_gguf_file("fake", fake)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import yaml
@@ -243,15 +244,19 @@ def used_models(config: dict) -> list[tuple[str, str]]:
 def check_models(config: dict, check_availability: bool = True, search=(".",)) -> None:
     """Every model a stage names is in the registry and (unless told not to) can be loaded here;
     relative local paths are looked up in the folders of `search`."""
-    from ..models.registry import ModelUnavailable, check_available
+    from ..models.registry import ModelUnavailable, check_available, check_model_directory
 
     for key, name in used_models(config):  # names first: a typo is reported before slow checks
         if name not in config["models"]:
             known = ", ".join(sorted(config["models"])) or "none"
             raise ConfigError(f"config key {key}: {name!r} is not in the model registry (models: {known})")
-    for name in dict.fromkeys(name for _, name in used_models(config)) if check_availability else []:
+    for name in dict.fromkeys(name for _, name in used_models(config)):
+        entry = model_entry(name, config["models"][name], search)
         try:
-            check_available(model_entry(name, config["models"][name], search))
+            if check_availability:
+                check_available(entry)
+            elif entry.is_local and entry.gguf is None:  # checked in a dry run too: a few reads
+                check_model_directory(name, Path(entry.path))
         except ModelUnavailable as error:
             raise ConfigError(f"config key models.{name}: {error}") from None
 
