@@ -116,3 +116,28 @@ def test_a_random_bytes_gguf_file_is_named(tmp_path):
     fake.write_bytes(bytes(range(64)))
     with pytest.raises(ModelUnavailable, match=r"model\.gguf is not a GGUF file"):
         check_gguf_file("fake", fake)
+
+
+# -- a failed job's reason on Snakemake's terminal ---------------------------------------------
+JOB = """
+import sys
+from lengthgen import runtime
+runtime.log_to(sys.argv[1])
+sys.excepthook = runtime._one_line_for_expected
+{raise_}
+"""
+
+
+@pytest.mark.parametrize("raise_, line", [
+    ("raise runtime.ExpectedFailure('results/x.parquet is damaged')", "lengthgen: results/x.parquet is damaged"),
+    ("raise ValueError('cannot reshape\\nmore')", "lengthgen: ValueError: cannot reshape"),
+])
+def test_a_failed_job_shows_its_one_line_reason_on_the_terminal(tmp_path, raise_, line):
+    import subprocess
+    import sys
+
+    log = tmp_path / "job.log"
+    run = subprocess.run([sys.executable, "-c", JOB.format(raise_=raise_), str(log)], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"{line} (details in {log})"
+    assert line.removeprefix("lengthgen: ") in log.read_text()  # the log keeps the message (and any traceback)
