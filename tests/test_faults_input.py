@@ -141,3 +141,13 @@ def test_a_failed_job_shows_its_one_line_reason_on_the_terminal(tmp_path, raise_
     assert run.returncode == 1
     assert run.stderr.strip() == f"{line} (details in {log})"
     assert line.removeprefix("lengthgen: ") in log.read_text()  # the log keeps the message (and any traceback)
+
+
+def test_a_job_failing_on_damaged_weights_names_the_file_in_snakemakes_output(trained):
+    """Last of the trained tests: it damages the trained model."""
+    weights = trained / "results/scratch/NRLast/ape/seed0/model/model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-16])
+    run = snakemake(trained, one_task_config(), "results/scratch/NRLast/ape/seed0/eval.parquet")
+    assert run.returncode != 0
+    reasons = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("lengthgen: ")]
+    assert reasons and "model.safetensors" in reasons[0], run.stdout + run.stderr
