@@ -151,3 +151,25 @@ def test_a_job_failing_on_damaged_weights_names_the_file_in_snakemakes_output(tr
     assert run.returncode != 0
     reasons = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("lengthgen: ")]
     assert reasons and "model.safetensors" in reasons[0], run.stdout + run.stderr
+
+
+# -- the last round's start-time faults, planted again (the workflow runs are in test_disk.py and
+# test_config.py: a bad key stops the Snakefile at parse time, before any job) -----------------
+@pytest.mark.parametrize("path, value, message", [
+    ("seeds", [0, 0], "config key seeds: [0, 0] has non-unique elements"),
+    ("seeds", [-1], "config key seeds[0]: -1 is less than the minimum of 0"),
+    ("scratch.test_bins", ["9-3"], "config key scratch.test_bins[0]: bad length '9-3'"),
+    ("icl.lengths", {"retrieval": [0], "copying": [6]}, "config key icl.lengths.retrieval[0]: 0 is less than"),
+])
+def test_bad_seeds_and_lengths_stop_at_start_naming_the_key(path, value, message):
+    from lengthgen.config import ConfigError, validate_config
+
+    config = smoke_config()
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    with pytest.raises(ConfigError) as error:
+        validate_config(config, check_availability=False)
+    assert str(error.value).startswith(message)
