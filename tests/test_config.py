@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from lengthgen.config import ConfigError, validate_config
+from lengthgen.config import ConfigError, load_schema, validate_config
 from snakemake_runner import SNAKEFILE
 
 SMOKE = yaml.safe_load(open(__import__("conftest").REPO / "configs" / "smoke.yaml"))
@@ -142,3 +142,22 @@ def test_a_fine_tuning_job_reads_its_own_task_and_epochs_become_steps():
     copying = finetune_task_section(validated, "UB")
     assert copying["data"] == validated["data"]["finetune"]["unique_copy"]
     assert copying["max_length"] == max(int(b.split("-")[-1]) for b in validated["finetune"]["test_bins"]["copying"])
+
+
+def reversed_keys(value):
+    """`value` with every mapping's keys in reverse order (the same config written another way)."""
+    if isinstance(value, dict):
+        return {key: reversed_keys(value[key]) for key in reversed(list(value))}
+    return value
+
+
+def test_key_order_and_restated_defaults_give_the_same_params():
+    """Snakemake compares params by repr: neither key order nor a restated default may change it."""
+    plain = validate_config(SMOKE)
+    assert repr(validate_config(reversed_keys(SMOKE))) == repr(plain)
+    restated = with_change("mechanism.instances", plain["mechanism"]["instances"])
+    restated["mechanism"] = {"instances": restated["mechanism"].pop("instances"), **restated["mechanism"]}
+    assert repr(validate_config(restated)) == repr(plain)
+    default = load_schema()["properties"]["scratch"]["properties"]["greedy"]
+    assert "default" in default
+    assert repr(validate_config(with_change("scratch.greedy", default["default"]))) == repr(plain)

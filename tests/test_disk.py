@@ -236,6 +236,9 @@ def test_lengths_a_model_holds_and_models_without_a_position_table_pass(repo, tm
 
     LlamaForCausalLM(LlamaConfig(vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                                  num_attention_heads=2, max_position_embeddings=64)).save_pretrained(tmp_path / "rope")
+    from tiny_models import TOKENIZER  # a model directory needs its tokenizer (checked at start)
+
+    TOKENIZER.save_pretrained(tmp_path / "rope")
     validate_config({"models": {"rope": {"path": str(tmp_path / "rope")}},
                      "realistic": {"models": ["rope"], "lorem": {"lengths": [2000]}}}, check_availability=False)
 

@@ -295,8 +295,9 @@ def scratch_train_params(wildcards):
     return {
         "data": config["data"]["tokens"][task.generator],
         "train_lengths": scratch_lengths(section, task.family)[0],
-        # Only learned absolute positions depend on the longest test length (table size, offsets).
-        "max_length": longest if wildcards.pe == "ape" else None,
+        # Only learned absolute positions sized to the longest test length (max_positions null)
+        # depend on it: a fixed table takes added bins without retraining (checked at start).
+        "max_length": longest if wildcards.pe == "ape" and settings["model"]["max_positions"] is None else None,
         "model": {k: v for k, v in settings["model"].items() if PE_ONLY.get(k, wildcards.pe) == wildcards.pe},
         "training": training,
         "eos": scratch_eos(task),

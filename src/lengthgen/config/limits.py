@@ -17,7 +17,7 @@ from ..models.positions import ABSOLUTE_POSITION_TYPES
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import length_unit
 from ..tasks.pools import POOLS
-from .sections import finetune_bins
+from .sections import finetune_bins, per_family, scratch_lengths
 
 LOREM_WORDS = 45 * 4  # a lorem paragraph has at least 45 sentences of 4 words, each at least one token
 
@@ -112,4 +112,33 @@ def position_problems(config: dict, directory_of) -> list[str]:
                         f"config key {key}: {value} needs at least {needed} positions ({what}), more than model "
                         f"{name!r} has ({limit}, learned absolute positions, {folder}/config.json): use shorter "
                         f"lengths, or take the model out of {stage}.models")
+    return problems
+
+
+def scratch_problems(config: dict) -> list[str]:
+    """One message per family whose fixed from-scratch position table (APE's `max_positions`) is
+    shorter than its longest sequence, naming the key that set the table: found at start, before
+    Snakemake deletes the old model, and not inside the training job."""
+    section = config["scratch"]
+    if not section["enabled"] or "ape" not in section["positional_encodings"]:
+        return []
+    problems = []
+    for family in _families(config):
+        override = section["family_overrides"].get(family, {}).get("model", {})
+        if "max_positions" in override:
+            key, positions = f"scratch.family_overrides.{family}.model.max_positions", override["max_positions"]
+        else:
+            key, positions = "scratch.model.max_positions", section["model"]["max_positions"]
+        if positions is None:
+            continue
+        from ..engine.sequences import SCRATCH_LAYOUT  # imports torch: only where a table is fixed
+
+        train, bins = scratch_lengths(section, family)
+        longest = max(LengthBin.parse(b).high for b in [train, *bins])
+        layout = SCRATCH_LAYOUT.with_eos({family: per_family(section["train_on_eos"], family)},
+                                         {family: per_family(section["score_eos"], family)})
+        needed = max(layout.sequence_length(get_task(t), longest) for t in config["tasks"] if get_task(t).family == family)
+        if positions < needed:
+            problems.append(f"config key {key}: {positions} positions are fewer than the longest {family} sequence needs "
+                            f"({needed} tokens for length {longest}): raise it, set it to null, or use shorter bins")
     return problems

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import yaml
@@ -156,7 +157,20 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     add_shipped_models(config)
     check_models(config, check_availability, search)
     check_positions(config, search)
-    return config
+    return canonical(config)
+
+
+def canonical(value):
+    """`value` with every mapping's keys sorted, recursively.
+
+    Snakemake compares a job's params by their repr, and a dict's repr follows insertion order:
+    sorted keys make key order in a preset, or a default restated with `--config`, rerun nothing.
+    """
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value
 
 
 # The models the repository ships, known to every preset under these names (a preset's own
@@ -245,15 +259,19 @@ def used_models(config: dict) -> list[tuple[str, str]]:
 def check_models(config: dict, check_availability: bool = True, search=(".",)) -> None:
     """Every model a stage names is in the registry and (unless told not to) can be loaded here;
     relative local paths are looked up in the folders of `search`."""
-    from ..models.registry import ModelUnavailable, check_available
+    from ..models.registry import ModelUnavailable, check_available, check_model_directory
 
     for key, name in used_models(config):  # names first: a typo is reported before slow checks
         if name not in config["models"]:
             known = ", ".join(sorted(config["models"])) or "none"
             raise ConfigError(f"config key {key}: {name!r} is not in the model registry (models: {known})")
-    for name in dict.fromkeys(name for _, name in used_models(config)) if check_availability else []:
+    for name in dict.fromkeys(name for _, name in used_models(config)):
+        entry = model_entry(name, config["models"][name], search)
         try:
-            check_available(model_entry(name, config["models"][name], search))
+            if check_availability:
+                check_available(entry)
+            elif entry.is_local and entry.gguf is None:  # checked in a dry run too: a few reads
+                check_model_directory(name, Path(entry.path))
         except ModelUnavailable as error:
             raise ConfigError(f"config key models.{name}: {error}") from None
 
@@ -261,7 +279,7 @@ def check_models(config: dict, check_availability: bool = True, search=(".",)) -
 def check_positions(config: dict, search=(".",)) -> None:
     """No stage asks a local model with learned absolute positions for more positions than it has."""
     from ..records.files import DamagedFile
-    from .limits import position_problems
+    from .limits import position_problems, scratch_problems
 
     def directory_of(name):
         entry = model_entry(name, config["models"][name], search)
@@ -271,6 +289,7 @@ def check_positions(config: dict, search=(".",)) -> None:
         problems = position_problems(config, directory_of)
     except DamagedFile as damaged:
         raise ConfigError(f"config key models: {damaged}") from None
+    problems = scratch_problems(config) + problems
     if problems:
         raise ConfigError(problems[0])
 

@@ -8,6 +8,9 @@ and `check_available` raises it when the workflow starts, before any job.
 
 from __future__ import annotations
 
+import json
+import struct
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,12 +76,10 @@ def check_available(entry: ModelEntry) -> None:
     """Raise ModelUnavailable unless the model can be loaded without surprises (a GGUF entry: its
     conversion exists, or the file it is converted from does)."""
     if entry.gguf is not None and not (Path(entry.path) / "config.json").exists():
-        GGUFSource.of(entry.gguf).locate(entry.name, entry.search)
+        check_gguf_file(entry.name, GGUFSource.of(entry.gguf).locate(entry.name, entry.search))
         return
     if entry.is_local:
-        if not (Path(entry.path) / "config.json").exists():
-            raise ModelUnavailable(
-                f"model {entry.name!r}: {entry.path} has no config.json (not a Hugging Face model directory)")
+        check_model_directory(entry.name, Path(entry.path))
         return
     if entry.path.startswith((".", "/", "~")) or entry.path.count("/") > 1:  # not a hub id: a missing path
         raise ModelUnavailable(f"model {entry.name!r}: local path {entry.path} does not exist")
@@ -100,3 +101,80 @@ def check_available(entry: ModelEntry) -> None:
         raise ModelUnavailable(
             f"model {entry.name!r} ({entry.path}) is not a local directory, not in the Hugging Face cache and "
             f"not reachable on the hub: {type(error).__name__}: {str(error).splitlines()[0][:200]}") from None
+
+
+# The files a tokenizer loads from: a fast tokenizer's one file, or a slow one's vocabulary.
+TOKENIZER_FILES = (("tokenizer.json",), ("vocab.json", "merges.txt"), ("tokenizer.model",), ("vocab.txt",))
+
+
+def check_gguf_file(name: str, path: Path) -> None:
+    """A GGUF file starts with the magic bytes `GGUF` (else it is no GGUF file, or another file)."""
+    with open(path, "rb") as file:
+        magic = file.read(4)
+    if magic != b"GGUF":
+        raise ModelUnavailable(f"model {name!r}: {path} is not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+
+
+def check_model_directory(name: str, directory: Path) -> None:
+    """A local Hugging Face model directory is complete before any job loads it: a readable
+    config.json, tokenizer files, and weights whose headers declare exactly the bytes on disk."""
+    def problem(what):
+        return ModelUnavailable(f"model {name!r}: {directory}: {what}")
+
+    try:
+        json.loads((directory / "config.json").read_text())
+    except FileNotFoundError:
+        raise problem("has no config.json (not a Hugging Face model directory)") from None
+    except (ValueError, OSError) as error:
+        raise problem(f"config.json is not readable JSON ({error})") from None
+    if not any(all((directory / f).is_file() for f in files) for files in TOKENIZER_FILES):
+        raise problem("has no tokenizer files (tokenizer.json, vocab.json and merges.txt, tokenizer.model or vocab.txt)")
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        except (ValueError, KeyError, AttributeError) as error:
+            raise problem(f"{index.name} is not a readable shard index ({error!r})") from None
+        missing = [s for s in shards if not (directory / s).is_file()]
+        if missing:
+            raise problem(f"{index.name} lists shards that do not exist: {', '.join(missing)}")
+    weights = sorted(directory.glob("*.safetensors")) + sorted(directory.glob("pytorch_model*.bin"))
+    if not weights:
+        raise problem("has no weights (*.safetensors or pytorch_model*.bin)")
+    for path in weights:
+        what = _safetensors_problem(path) if path.suffix == ".safetensors" else _torch_bin_problem(path)
+        if what:
+            raise problem(f"{path.name} {what}")
+
+
+def _safetensors_problem(path: Path) -> str | None:
+    """Why a safetensors file is incomplete (its header's declared data size is not the file's), or None."""
+    size = path.stat().st_size
+    with open(path, "rb") as file:
+        head = file.read(8)
+        if len(head) < 8:
+            return f"is truncated ({size} bytes, no header)"
+        length = struct.unpack("<Q", head)[0]
+        if 8 + length > size:
+            return f"is truncated ({size} bytes; its header alone declares {8 + length})"
+        try:
+            header = json.loads(file.read(length))
+        except ValueError:
+            return "has an unreadable header (not a safetensors file)"
+    ends = [t["data_offsets"][1] for key, t in header.items() if key != "__metadata__"]
+    expected = 8 + length + max(ends, default=0)
+    if expected != size:
+        return f"is {size} bytes, but its header declares {expected} (truncated or damaged)"
+    return None
+
+
+def _torch_bin_problem(path: Path) -> str | None:
+    """Why a PyTorch weights file cannot be loaded (not a complete zip archive), or None."""
+    if not zipfile.is_zipfile(path):
+        return "is not a complete PyTorch archive (truncated or damaged)"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            archive.namelist()
+    except (zipfile.BadZipFile, OSError) as error:
+        return f"is not a readable PyTorch archive ({error})"
+    return None
