@@ -26,6 +26,7 @@ from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.models.loading import load, load_model, load_trained, load_trained_tokenizer
 from lengthgen.models.registry import project_path
 from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manifest, save_hf_directory
+from lengthgen.models.unavailable import ModelUnavailable
 from lengthgen.records.files import DamagedFile, read_frame
 from lengthgen.records.tables import read_provenance, write_parquet
 from lengthgen.tasks import TASKS, LengthBin
@@ -186,8 +187,8 @@ def test_a_model_without_a_manifest_that_fails_to_load_is_named(tmp_path):
     tiny_gpt2().save_pretrained(model_dir)
     TOKENIZER.save_pretrained(model_dir)
     truncate(model_dir / "model.safetensors")
-    with pytest.raises(DamagedFile, match=r"^\S+/mine/model.safetensors: cannot be read \(SafetensorError: .*: "
-                                          r"replace it with a good copy \(this workflow does not make it\)$"):
+    with pytest.raises(ModelUnavailable, match=r"^model 'm': \S+/mine: model.safetensors is \d+ bytes, but its header "
+                                               r"declares \d+ \(truncated or damaged\)$"):
         load_model(model_entry("m", {"path": str(model_dir)}))
     old = trained_model(tmp_path)
     (old / MANIFEST).unlink()
