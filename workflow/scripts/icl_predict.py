@@ -7,10 +7,10 @@ from lengthgen.inference.cache import PredictionCache
 from lengthgen.inference.text import symbol_separator
 from lengthgen.models.loading import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
-from lengthgen.records.files import read_table
 from lengthgen.records.provenance import collect
 from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
+from lengthgen.tasks.datafile import read_examples
 
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
@@ -18,7 +18,7 @@ entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
 tokenizer = load_tokenizer(entry)
-rows = {path: read_table(path).to_pylist() for path in snakemake.input.data}
+rows = {path: read_examples(path).to_pylist() for path in snakemake.input.data}
 files = [{**file, "rows": rows[file["data"]]} for file in section["files"]]
 frame = predict_files(lambda: load_model(entry, check=False), tokenizer, files, settings=section["settings"],
                       chat=entry.kind == "chat", separator=symbol_separator(tokenizer, entry.separator),

@@ -10,8 +10,8 @@ import polars as pl
 from ..engine.scoring import score
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, encode_example
 from ..models.vocab import SPECIALS
-from ..records.files import read_table
 from ..tasks import Task
+from ..tasks.datafile import read_examples
 
 
 def evaluate_rows(model, task: Task, rows: list[dict], batch_size: int = 256, greedy: bool = True,
@@ -43,6 +43,6 @@ def evaluate_rows(model, task: Task, rows: list[dict], batch_size: int = 256, gr
 def evaluate_bins(model, task: Task, data_paths: dict[str, str], **settings) -> pl.DataFrame:
     """Every length bin of one model in one pass (one process, one model load): the per-example
     frames of `evaluate_rows`, each with its `bin`."""
-    frames = [evaluate_rows(model, task, read_table(path).to_pylist(), **settings)
+    frames = [evaluate_rows(model, task, read_examples(path).to_pylist(), **settings)
               .with_columns(pl.lit(b).alias("bin")) for b, path in data_paths.items()]
     return pl.concat(frames)

@@ -10,6 +10,7 @@ from ..records.files import read_frame
 from ..records.tables import to_markdown
 from ..stats import binary_comparison, interval_text, wilson
 from ..tasks import FAMILIES, MIRROR_PAIRS, TASK_NAMES, LengthBin, get_task
+from ..tasks.datafile import read_examples
 from ..tasks.theory import theory_table
 
 EVAL_COLUMNS = ["system", "task", "seed", "bin", "length", "teacher_forced", "greedy"]
@@ -172,7 +173,7 @@ PAIRS_SCHEMA = {
 def read_inputs(data_paths) -> pl.DataFrame:
     """Each evaluated example's input (context and query), read from the data files, so a comparison
     knows whether two tasks were asked the same examples."""
-    return pl.concat([read_frame(p, columns=INPUT_COLUMNS) for p in data_paths])
+    return pl.concat([pl.from_arrow(read_examples(p, columns=INPUT_COLUMNS)) for p in data_paths])
 
 
 def comparisons(tasks: set[str]) -> list[tuple[str, str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..records.files import read_table
+from .datafile import read_examples
 from .definitions import get_task
 
 
@@ -24,7 +24,7 @@ def _checks(row: dict) -> dict:
 
 def summarise_file(path) -> dict:
     """One summary row for one data file."""
-    table = read_table(path).to_pylist()
+    table = read_examples(path).to_pylist()
     first = table[0]
     task = get_task(first["task"])
     checks = [_checks(row) for row in table]

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..records.files import read_table
 from ..theory import NONE, generate, next_symbols
+from .datafile import read_examples
 from .definitions import TASKS, Task, get_task
 from .generate import CHAR_SYMBOLS, MAX_ALPHABET, encode, generate_inputs, style_of, symbols_used, target_of
 from .lengths import LengthBin
@@ -86,7 +86,7 @@ def failure(examples: ExampleSet, k: int) -> str:
 
 def data_set(path, section: dict) -> ExampleSet:
     """The examples of one data file (columns of `generate.data_schema`)."""
-    columns = read_table(path, columns=["task", "encoding", "bin", "seed", "example", "context", "query",
+    columns = read_examples(path, columns=["task", "encoding", "bin", "seed", "example", "context", "query",
                                            "target"]).to_pydict()
     task, encoding = get_task(columns["task"][0]), columns["encoding"][0]
     settings = section["data"][encoding][task.generator]
