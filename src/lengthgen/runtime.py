@@ -20,8 +20,10 @@ class ExpectedFailure(Exception):
 
 
 # Snakemake's terminal (the stderr a job started with), kept when `log_to` sends the job's output to its
-# log: a failed job's one-line reason is shown there too, beside Snakemake's "Error in rule".
+# log: a failed job's one-line reason is shown there too, beside Snakemake's "Error in rule". With it,
+# the log that holds the details.
 _terminal = None
+_terminal_log = None
 
 
 def _one_line_for_expected(kind, error, trace) -> None:
@@ -32,19 +34,19 @@ def _one_line_for_expected(kind, error, trace) -> None:
         sys.__excepthook__(kind, error, trace)
         line = f"lengthgen: {kind.__name__}: {(str(error).splitlines() or [''])[0]}"
     if _terminal is not None:
-        print(f"{line} (details in {_terminal.log})", file=_terminal, flush=True)
+        print(f"{line} (details in {_terminal_log})", file=_terminal, flush=True)
 
 
 def log_to(path) -> None:
     """Send everything this process prints -- progress bars, warnings, tracebacks, output of C
     libraries -- to the job's log file (file descriptors 1 and 2 themselves, not only Python's
     streams), so it is kept on a cluster and parallel jobs do not interleave on one terminal."""
-    global _terminal
+    global _terminal, _terminal_log
     sys.stdout.flush()
     sys.stderr.flush()
     if _terminal is None:
         _terminal = os.fdopen(os.dup(2), "w", buffering=1)
-        _terminal.log = str(path)
+        _terminal_log = str(path)
     handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask decides, as for every other result
     os.dup2(handle, 1)
     os.dup2(handle, 2)

@@ -16,7 +16,7 @@ import yaml
 
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import check_settings
-from .sections import scratch_family_settings, scratch_lengths
+from .sections import held_out, scratch_family_settings, scratch_lengths
 
 
 class ConfigError(ValueError):
@@ -230,7 +230,7 @@ def check_finetune_validation(finetune: dict) -> None:
     if not finetune["train_examples"]:
         raise ConfigError("config key finetune.validation: holdout needs a fixed training set (finetune.train_examples "
                           "is null: every step draws fresh examples)")
-    held = round(finetune["validation_fraction"] * finetune["train_examples"])
+    held = held_out(finetune)
     if not 0 < held < finetune["train_examples"]:
         raise ConfigError(f"config key finetune.validation_fraction: {finetune['validation_fraction']} of "
                           f"{finetune['train_examples']} training examples holds out {held}; at least one must be "

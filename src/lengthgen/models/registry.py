@@ -139,9 +139,9 @@ def check_model_directory(name: str, directory: Path) -> None:
         missing = [s for s in shards if not (directory / s).is_file()]
         if missing:
             raise problem(f"{index.name} lists shards that do not exist: {', '.join(missing)}")
-    weights = sorted(directory.glob("*.safetensors")) + sorted(directory.glob("pytorch_model*.bin"))
     if (directory / MANIFEST).is_file():
         return  # a model this workflow wrote: every load checks its files' sha256 and names the remedy
+    weights = sorted(directory.glob("*.safetensors")) + sorted(directory.glob("pytorch_model*.bin"))
     if not weights:
         raise problem("has no weights (*.safetensors or pytorch_model*.bin)")
     for path in weights:
