@@ -173,3 +173,34 @@ def test_bad_seeds_and_lengths_stop_at_start_naming_the_key(path, value, message
     with pytest.raises(ConfigError) as error:
         validate_config(config, check_availability=False)
     assert str(error.value).startswith(message)
+
+
+# -- two runs in one project -------------------------------------------------------------------
+def test_a_second_run_in_the_same_project_is_refused_while_the_first_holds_the_lock(tmp_path):
+    """The first run is paused (SIGSTOP) once it holds the lock, so the second always meets it; both
+    would otherwise write the same outputs. The first then finishes untouched."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import snakemake_runner
+
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(one_task_config()))
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(snakemake_runner.SNAKEFILE), "--directory",
+               str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "1", TRAINED]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    locks = tmp_path / ".snakemake" / "locks"
+    deadline = time.monotonic() + 300
+    while not (locks.is_dir() and any(locks.iterdir())):
+        assert first.poll() is None and time.monotonic() < deadline, "the first run ended before it took the lock"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGSTOP)
+    try:
+        second = snakemake(tmp_path, tmp_path / "config.yaml", TRAINED)
+    finally:
+        first.send_signal(signal.SIGCONT)
+    output, _ = first.communicate(timeout=600)
+    assert second.returncode != 0 and "Directory cannot be locked" in second.stdout + second.stderr
+    assert first.returncode == 0, output[-3000:]
+    assert (tmp_path / TRAINED).is_file()
