@@ -244,6 +244,61 @@ def test_mechanism_each_outcome_for_pretrained_models_only():
     assert mechanism_finding(None)["verdict"].to_list() == [NOT_RUN, NOT_RUN]
 
 
+# -- a claim's comparisons are one family ----------------------------------------------------------
+def twelve(p_first: float, p_rest: float, against: bool) -> pl.DataFrame:
+    """Twelve "above" comparisons of one PE on the longest bin: the first at p_first (the other way
+    when against), eleven more in the expected direction at p_rest."""
+    first = above("UR", "NRLast", 0.6, 0.8, p_first) if against else above("UR", "NRLast", 0.9, 0.8, p_first)
+    return bins_pairs([first] + [above("UL", "NRLast", 0.9, 0.8, p_rest)] * 11)
+
+
+def test_one_of_twelve_at_p_003_the_other_way_is_noise_not_a_contradiction():
+    frame = from_scratch_finding(twelve(0.03, NOT_SIGNIFICANT, against=True))
+    stray = frame.filter(pl.col("first") == "UR").row(0, named=True)
+    assert stray["p_holm"] == pytest.approx(0.36) and stray["verdict"] == NOISE  # uncorrected, contradicted
+    assert verdicts(frame, "expressible tasks above") == ([NOISE] * 12, [NOISE])
+    assert set(frame.filter(pl.col("verdict") != NOT_RUN)["family_size"]) == {12}
+    assert set(frame.filter(pl.col("verdict") != NOT_RUN)["family"]) == {"1.1 ape, teacher-forced exact match"}
+    assert "Holm p = 0.36 of 12" in findings_markdown(frame)
+
+
+def test_twelve_at_p_0001_are_shown_and_one_at_1e4_the_other_way_contradicts():
+    frame = from_scratch_finding(twelve(SIGNIFICANT, SIGNIFICANT, against=False))
+    assert verdicts(frame, "expressible tasks above") == ([SHOWN] * 12, [SHOWN])
+    assert frame.filter(pl.col("verdict") == SHOWN)["p_holm"].to_list() == pytest.approx([0.012] * 12)
+    frame = from_scratch_finding(twelve(1e-4, SIGNIFICANT, against=True))
+    assert verdicts(frame, "expressible tasks above") == ([CONTRADICTED] + [SHOWN] * 11, [CONTRADICTED])
+    assert frame.filter(pl.col("first") == "UR")["p_holm"].to_list() == pytest.approx([0.0012])
+
+
+def test_an_agreement_is_contradicted_only_when_its_family_wise_interval_lies_outside_the_margin():
+    # Alone, [0.11, 0.19] lies outside ±0.1: contradicted.
+    alone = from_scratch_finding(bins_pairs([mirror("UR", "UL", 0.99, 0.84, 0.11, 0.19)]))
+    assert verdicts(alone, "mirror pairs agree") == ([CONTRADICTED], [CONTRADICTED])
+    # One of twelve: widened 1.46 times about +0.15 it reaches 0.09, inside the margin: noise.
+    fine = [mirror("UF", "UB", 0.99, 0.98, -0.02, 0.04, bin_="26-32", family="copying")] * 11
+    frame = from_scratch_finding(bins_pairs([mirror("UR", "UL", 0.99, 0.84, 0.11, 0.19)] + fine))
+    stray = frame.filter(pl.col("first") == "UR").row(0, named=True)
+    assert stray["verdict"] == NOISE and stray["family_low"] == pytest.approx(0.15 - 0.04 * 1.4619, abs=1e-4)
+    assert verdicts(frame, "mirror pairs agree") == ([NOISE] + [SHOWN] * 11, [NOISE])
+    assert "family-wise [0.09, 0.21] (12 pairs)" in findings_markdown(frame)
+    # Far outside, it stays contradicted among twelve.
+    frame = from_scratch_finding(bins_pairs([mirror("UR", "UL", 0.99, 0.60, 0.3, 0.48)] + fine))
+    assert verdicts(frame, "mirror pairs agree") == ([CONTRADICTED] + [SHOWN] * 11, [CONTRADICTED])
+
+
+def test_families_are_per_system_and_measure_and_a_permutation_floor_prints_as_a_bound():
+    floor = 1 / 10001
+    table = pl.DataFrame(mechanism("model-embedded", (0.27, 0.05, floor), (0.90, 0.04, SIGNIFICANT))
+                         + mechanism("model-smollm2", (0.27, 0.05, floor), (0.90, 0.04, SIGNIFICANT)))
+    frame = mechanism_finding(table)
+    assert frame["family_size"].to_list() == [1] * 4 and frame["family"].n_unique() == 4
+    assert frame["p_holm"].to_list() == pytest.approx(frame["p"].to_list())  # a family of one: its own p
+    details = findings_markdown(frame).split("## The comparisons")[1]
+    assert "paired permutation, p < 1e-4" in details and "p = 0.0001" not in details
+    assert "Holm-adjusted p" in details and "Bonferroni" in details  # the legend states the correction
+
+
 # -- every finding -------------------------------------------------------------------------------
 @pytest.mark.parametrize("finding", [from_scratch_finding, in_context_finding, fine_tuning_finding,
                                      ambiguity_finding, git_finding, mechanism_finding])

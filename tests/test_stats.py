@@ -8,12 +8,17 @@ import pytest
 from lengthgen.stats import (
     binary_comparison,
     binomial_two_sided,
+    bonferroni_scale,
     bootstrap_mean,
     difference_interval,
     fisher_exact,
+    holm,
     mcnemar,
+    p_text,
+    paired_comparison,
     paired_permutation,
     verdict,
+    widen,
     wilson,
 )
 
@@ -106,3 +111,36 @@ def test_binary_comparison_pairs_or_not():
     assert (unpaired["first_low"], unpaired["first_high"]) == pytest.approx(wilson(12, 12))
     assert unpaired["difference_low"] < unpaired["difference"] < unpaired["difference_high"]
     assert binary_comparison([True] * 3, [False] * 5, paired=False)["second_examples"] == 5
+
+
+# -- families of comparisons and how p is printed -------------------------------------------------
+def test_holm_against_the_hand_computed_step_down():
+    # Sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04; monotone: 0.04 -> 0.06.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.03] + [0.4] * 11)[0] == pytest.approx(0.36)
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([0.02]) == pytest.approx([0.02])  # a family of one is its own p
+    adjusted = holm([0.01, math.nan, 0.02])  # a missing p stays missing and does not count
+    assert math.isnan(adjusted[1]) and adjusted[[0, 2]] == pytest.approx([0.02, 0.02])
+    assert holm([]).size == 0
+
+
+def test_a_family_wise_interval_widens_each_half_by_the_normal_quantiles_ratio():
+    assert bonferroni_scale(1) == pytest.approx(1.0)
+    assert bonferroni_scale(12) == pytest.approx(2.8653 / 1.95996, abs=1e-4)  # z(1 - 0.05/24) / z(0.975)
+    low, high = widen(0.15, 0.11, 0.21, 12)  # asymmetric: each side keeps its own half-width
+    assert (0.15 - low, high - 0.15) == pytest.approx((0.04 * bonferroni_scale(12), 0.06 * bonferroni_scale(12)))
+    assert widen(0.15, 0.11, 0.21, 1) == pytest.approx((0.11, 0.21))
+
+
+def test_a_permutation_p_at_its_floor_prints_as_a_bound():
+    assert p_text(1 / 10001, 10000) == "p < 1e-4"  # not "p = 0.0001": the test cannot go lower
+    assert p_text(1 / 2001, 2000) == "p < 5e-4" and p_text(1 / 1001, 1000) == "p < 0.001"
+    assert p_text(3 / 10001, 10000) == "p = 0.0003"  # above the floor: a value
+    assert p_text(1 / 10001) == "p = 0.0001"  # an exact test's p is a value at any size
+    assert p_text(1e-6) == "p = 1e-06" and p_text(0.036) == "p = 0.036" and p_text(math.nan) == "p = nan"
+    assert verdict(0.3, 1 / 10001, "right above", "left above", 10000) == "right above (p < 1e-4)"
+    # A paired comparison of many values sampled 10,000 sign flips, none as extreme as the data.
+    compared = paired_comparison(np.full(40, 0.6) + np.linspace(0, 0.01, 40), np.full(40, 0.4), binary=False,
+                                 above="first above")
+    assert compared["p"] == pytest.approx(1 / 10001) and compared["verdict"] == "first above (p < 1e-4)"

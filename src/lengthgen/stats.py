@@ -5,7 +5,10 @@
   or whole clusters of values that belong together (one example under several prompts);
 - McNemar's exact test for two binary outcomes on the same examples (mirror tasks share their
   inputs, so their difference is judged on the examples where they disagree);
-- a paired sign-flip permutation test for a difference of means on the same examples.
+- a paired sign-flip permutation test for a difference of means on the same examples;
+- Holm's step-down adjustment, and Bonferroni-widened intervals, for a family of comparisons judged
+  together (a claim over several pairs: one of twelve crosses 0.05 by chance about half the time);
+- one formatter for every p printed, at its test's resolution.
 Every random draw is seeded: a table is the same on every run.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -94,11 +98,64 @@ def paired_permutation(first: Sequence[float], second: Sequence[float], reps: in
                      / (len(signs) + (0 if 2 ** differences.size <= reps else 1))))
 
 
-def verdict(difference: float, p: float, above: str, below: str) -> str:
+def p_text(p: float, n_permutations: int | None = None) -> str:
+    """A p as a table prints it, at its test's resolution: a sampled permutation p cannot go below
+    1/(n_permutations + 1), so at that floor it reads "p < 1e-4" (for 10,000), not "p = 0.0001",
+    which would claim a precision the test does not have. Exact tests print two significant digits."""
+    if p is None or math.isnan(p):
+        return "p = nan"
+    if n_permutations:
+        floor = 1 / (n_permutations + 1)
+        if p <= floor * (1 + 1e-9):
+            # The smallest one-digit number above the floor: 1/10001 -> 1e-4, 1/3001 -> 4e-4.
+            exponent = math.floor(math.log10(floor))
+            digit = math.ceil(floor / 10 ** exponent * (1 - 1e-12))
+            if digit * 10.0 ** exponent <= floor:
+                digit += 1
+            if digit >= 10:
+                digit, exponent = 1, exponent + 1
+            bound = f"{digit}e{exponent}" if exponent < -3 else f"{digit * 10.0 ** exponent:.{-exponent}f}"
+            return f"p < {bound}"
+    return f"p = {p:.2g}"
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p values of a family, in the input's order: the k-th smallest p is
+    multiplied by (m - k + 1), then made monotone and capped at 1. Rejecting where the adjusted p <
+    LEVEL keeps the chance of any false rejection in the family below LEVEL, under any dependence.
+    A missing p (nan) stays missing and does not count in m."""
+    p = np.asarray(pvalues, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(~np.isnan(p))
+    m = finite.size
+    if m == 0:
+        return adjusted
+    order = finite[np.argsort(p[finite], kind="stable")]
+    steps = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted[order] = np.minimum(1.0, steps)
+    return adjusted
+
+
+def bonferroni_scale(m: int, level: float = LEVEL) -> float:
+    """How much wider a family-wise interval is than a (1 - level) one, for m intervals read together:
+    z(1 - level / (2m)) / z(1 - level / 2), the normal quantiles' ratio (1.46 for 12)."""
+    normal = NormalDist()
+    return normal.inv_cdf(1 - level / (2 * max(1, m))) / normal.inv_cdf(1 - level / 2)
+
+
+def widen(estimate: float, low: float, high: float, m: int, level: float = LEVEL) -> tuple[float, float]:
+    """A stored (1 - level) interval widened to hold for a family of m at once (Bonferroni): each
+    half-width, below and above the estimate (score and bootstrap intervals need not be symmetric),
+    rescaled by bonferroni_scale(m). Approximate for non-normal intervals; exact for normal ones."""
+    scale = bonferroni_scale(m, level)
+    return (estimate - (estimate - low) * scale, estimate + (high - estimate) * scale)
+
+
+def verdict(difference: float, p: float, above: str, below: str, n_permutations: int | None = None) -> str:
     """How a table line states a paired comparison: a direction only where the test supports one."""
     if math.isnan(p) or p >= LEVEL:
-        return f"not distinguishable from noise (p = {p:.2g})"
-    return f"{above if difference > 0 else below} (p = {p:.2g})"
+        return f"not distinguishable from noise ({p_text(p, n_permutations)})"
+    return f"{above if difference > 0 else below} ({p_text(p, n_permutations)})"
 
 
 def mean_interval(values: Sequence[float], binary: bool, clusters: Sequence | None = None) -> tuple[float, float]:
@@ -125,7 +182,7 @@ def paired_comparison(first: Sequence, second: Sequence, binary: bool, clusters:
             "first_value": first_mean, "first_low": first_low, "first_high": first_high,
             "second_value": second_mean, "second_low": second_low, "second_high": second_high,
             "difference": first_mean - second_mean, "p": p, "significant": bool(p < LEVEL),
-            "verdict": verdict(first_mean - second_mean, p, above, below)}
+            "verdict": verdict(first_mean - second_mean, p, above, below, None if binary else PERMUTATIONS)}
 
 
 def interval_text(low: float, high: float, digits: int = 2) -> str:

@@ -2,15 +2,19 @@
 
 Each finding of the paper (SPEC's numbered list) is a few claims, and each claim a few comparisons
 of two numbers on the same (or the same kind of) examples, read from a stage's pairs table with its
-intervals and test. One function per finding picks its rows and computes every verdict:
+intervals and test. One function per finding picks its rows and computes every verdict.
+A claim's comparisons for one system and measure form a family, judged together: with 3-12
+comparisons a claim, one would cross 0.05 by chance often and "any contradicted" would then say
+contradicted of a claim that holds. So:
 - a comparison "first above second" (first is the side the paper expects higher) is `shown` when
-  its test is significant (p < LEVEL) with the expected sign, `contradicted` when significant with
-  the other sign, and `not distinguishable from noise` otherwise;
+  its Holm-adjusted p (over the family) is below LEVEL with the expected sign, `contradicted` when
+  below LEVEL with the other sign, and `not distinguishable from noise` otherwise;
 - a comparison "the two agree" (an expressible mirror pair) is `shown` when the 95% interval of the
   difference lies inside ±MIRROR_TOLERANCE (the margin of the from-scratch table's own verdict),
-  `contradicted` when it lies wholly outside, and `not distinguishable from noise` otherwise;
-- a claim, per system and measure, is `contradicted` if any of its comparisons is, `shown` if all
-  are, otherwise `not distinguishable from noise`;
+  `contradicted` when the family-wise interval (the 95% one widened by Bonferroni for the family's
+  m intervals) lies wholly outside, and `not distinguishable from noise` otherwise;
+- a claim, per system and measure (its family), is `contradicted` if any of its comparisons is,
+  `shown` if all are, otherwise `not distinguishable from noise`;
 - `not run`: the config turned the stage off (its table is not made), or its tasks hold nothing the
   claim compares.
 Beside each comparison, the paper's own numbers where it reports them, with the setting they are from.
@@ -33,7 +37,7 @@ from ..references import (
     lorem_reference,
     scratch_reference,
 )
-from ..stats import LEVEL, interval_text
+from ..stats import LEVEL, PERMUTATIONS, holm, interval_text, p_text, widen
 from ..tasks import LengthBin, get_task
 
 SHOWN, CONTRADICTED, NOISE, NOT_RUN = "shown", "contradicted", "not distinguishable from noise", "not run"
@@ -72,7 +76,9 @@ SCHEMA = {
     "first_low": pl.Float64, "first_high": pl.Float64, "second": pl.String, "second_value": pl.Float64,
     "second_low": pl.Float64, "second_high": pl.Float64, "difference": pl.Float64, "difference_low": pl.Float64,
     "difference_high": pl.Float64, "test": pl.String, "pairs": pl.Int64, "p": pl.Float64,
-    "paper_first": pl.Float64, "paper_second": pl.Float64, "paper_setting": pl.String, "verdict": pl.String,
+    "family": pl.String, "family_size": pl.Int64, "p_holm": pl.Float64, "family_low": pl.Float64,
+    "family_high": pl.Float64, "paper_first": pl.Float64, "paper_second": pl.Float64, "paper_setting": pl.String,
+    "verdict": pl.String,
     "claim_verdict": pl.String, "source": pl.String, "note": pl.String,
 }
 ABOVE, AGREE = "above", "agree"  # the two kinds of comparison
@@ -84,20 +90,25 @@ def _missing(value) -> bool:
 
 
 def above_verdict(row: dict) -> str:
-    """First above second: the paired (or two-sample) test decides, the sign says which way."""
-    if _missing(row.get("p")) or row["p"] >= LEVEL or _missing(row.get("difference")) or row["difference"] == 0:
+    """First above second: the paired (or two-sample) test's Holm-adjusted p over the family decides
+    (`p_holm`; the raw p for a family of one), the sign says which way."""
+    p = row.get("p_holm", row.get("p"))
+    if _missing(p) or p >= LEVEL or _missing(row.get("difference")) or row["difference"] == 0:
         return NOISE
     return SHOWN if row["difference"] > 0 else CONTRADICTED
 
 
 def agree_verdict(row: dict, margin: float = MIRROR_TOLERANCE) -> str:
-    """The two agree: the difference's 95% interval inside ±margin; contradicted wholly outside it."""
+    """The two agree: the difference's 95% interval inside ±margin; contradicted only when the
+    family-wise interval (`family_low`, `family_high`; the 95% one for a family of one) lies wholly
+    outside it, so that one of twelve pairs straying by chance does not contradict the claim."""
     low, high = row.get("difference_low"), row.get("difference_high")
     if _missing(low) or _missing(high):
         return NOISE
     if -margin <= low and high <= margin:
         return SHOWN
-    if low > margin or high < -margin:
+    wide_low, wide_high = row.get("family_low", low), row.get("family_high", high)
+    if wide_low > margin or wide_high < -margin:
         return CONTRADICTED
     return NOISE
 
@@ -129,7 +140,6 @@ def _comparison(finding: int, claim: str, kind: str, pair: dict, *, system: str,
     row.update(finding=finding, section=FINDINGS[finding][0], claim=claim, system=system, measure=measure,
                length=length, kind=kind, source=SOURCES[finding], note="", paper_first=paper[0],
                paper_second=paper[1], paper_setting=paper[2])
-    row["verdict"] = above_verdict(pair) if kind == ABOVE else agree_verdict(pair)
     if kind == AGREE and both_fail(pair):
         row["note"] = BOTH_FAIL
     return row
@@ -140,9 +150,41 @@ def _not_run(finding: int, claim: str, note: str) -> dict:
             "length": "", "kind": "", "verdict": NOT_RUN, "source": SOURCES[finding], "note": note}
 
 
+def _family_label(finding: int, claim: str, system: str, measure: str) -> str:
+    """A family's name: finding.claim (the claim's place in CLAIMS), system, measure."""
+    return f"{finding}.{CLAIMS[finding].index(claim) + 1} {system}, {measure}"
+
+
+def judge_families(finding: int, rows: list[dict]) -> list[dict]:
+    """Each row's verdict, judged with the rest of its family (claim, system, measure): Holm over
+    the family's p for "above" rows, the Bonferroni-widened interval for "agree" rows' contradiction.
+    The family's size counts its comparisons with a test (a p, or an interval)."""
+    families: dict[tuple, list[dict]] = {}
+    for row in rows:
+        families.setdefault((row["claim"], row["system"], row["measure"]), []).append(row)
+    for (claim, system, measure), members in families.items():
+        label = _family_label(finding, claim, system, measure)
+        above = [r for r in members if r["kind"] == ABOVE]
+        adjusted = holm([math.nan if _missing(r.get("p")) else r["p"] for r in above])
+        for row, p_holm in zip(above, adjusted):
+            row["p_holm"] = None if math.isnan(p_holm) else float(p_holm)
+        agree = [r for r in members if r["kind"] == AGREE]
+        tested = [r for r in agree if not any(_missing(r.get(k)) for k in ("difference", "difference_low",
+                                                                           "difference_high"))]
+        for row in tested:
+            row["family_low"], row["family_high"] = widen(row["difference"], row["difference_low"],
+                                                          row["difference_high"], len(tested))
+        sizes = {ABOVE: sum(not _missing(r["p_holm"]) for r in above), AGREE: len(tested)}
+        for row in members:
+            row.update(family=label, family_size=sizes[row["kind"]],
+                       verdict=above_verdict(row) if row["kind"] == ABOVE else agree_verdict(row))
+    return rows
+
+
 def _frame(finding: int, rows: list[dict], why_not: str) -> pl.DataFrame:
-    """The finding's rows with each claim's verdict per (system, measure); a `not run` row for every
-    claim without a comparison."""
+    """The finding's rows, each judged within its family, with each claim's verdict per (system,
+    measure); a `not run` row for every claim without a comparison."""
+    rows = judge_families(finding, rows)
     for claim in CLAIMS[finding]:
         if not any(r["claim"] == claim for r in rows):
             rows.append(_not_run(finding, claim, why_not))
@@ -337,13 +379,23 @@ def _side(row: dict, side: str) -> str:
 
 
 def _test(row: dict) -> str:
+    """The difference, and what decided the verdict: the Holm p over the family ("above"), or the
+    interval against the margin with its family-wise widening ("agree")."""
     if row["kind"] == AGREE:
-        return (f"difference {row['difference']:+.2f} {interval_text(row['difference_low'], row['difference_high'])}"
+        text = (f"difference {row['difference']:+.2f} {interval_text(row['difference_low'], row['difference_high'])}"
                 f" against ±{MIRROR_TOLERANCE}")
+        if (row["family_size"] or 0) > 1 and not _missing(row.get("family_low")):
+            text += (f"; family-wise {interval_text(row['family_low'], row['family_high'])} "
+                     f"({row['family_size']} pairs)")
+        return text
     text = f"difference {row['difference']:+.2f}"
     if not _missing(row.get("difference_low")):
         text += f" {interval_text(row['difference_low'], row['difference_high'])}"
-    return text + f"; {row['test']}, p = {row['p']:.2g}" + (f", {row['pairs']} pairs" if row["pairs"] else "")
+    permutations = PERMUTATIONS if row["test"] == "paired permutation" else None
+    text += f"; {row['test']}, {p_text(row['p'], permutations)}"
+    if (row["family_size"] or 0) > 1:
+        text += f", Holm {p_text(row['p_holm'], permutations)} of {row['family_size']}"
+    return text + (f", {row['pairs']} pairs" if row["pairs"] else "")
 
 
 def _paper(row: dict) -> str:
@@ -381,16 +433,21 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
         "paper": _paper(r), "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else "")}
         for r in ran.iter_rows(named=True)])
     parts = ["# Did the paper's findings reproduce here?", "",
-             "One line per finding, claim, system and measure. A claim is **shown** when every comparison it "
-             "makes is shown, **contradicted** when any goes significantly the other way, otherwise **not "
-             "distinguishable from noise**; **not run** where the config turned the stage off or has no tasks "
-             "to compare.", "", to_markdown(glance(frame)), "## The comparisons", "",
-             f"comparison \"above\": first is the side the paper expects higher; shown when the test's p < {LEVEL} "
-             f"with that sign, contradicted when p < {LEVEL} with the other. \"agree\": an expressible mirror pair "
+             "One line per finding, claim, system and measure: a family of comparisons, corrected for their "
+             "number (below). A claim is **shown** when every comparison it makes is shown, **contradicted** "
+             "when any goes significantly the other way after the correction, otherwise **not distinguishable "
+             "from noise**; **not run** where the config turned the stage off or has no tasks to compare.", "",
+             to_markdown(glance(frame)), "## The comparisons", "",
+             f"comparison \"above\": first is the side the paper expects higher; shown when the test's "
+             f"Holm-adjusted p over its family (the claim's comparisons for that system and measure) is below "
+             f"{LEVEL} with that sign, contradicted when below {LEVEL} with the other (\"Holm p ... of m\"; one "
+             f"of 12 at p = 0.03 is Holm p = 0.36, noise). \"agree\": an expressible mirror pair "
              f"(right/forward task first); shown when the 95% interval of the difference lies inside "
-             f"±{MIRROR_TOLERANCE}, contradicted when it lies wholly outside (a note says when both sides are "
-             f"below {FAILING}: agreement then is not generalisation). Values with their 95% intervals; the "
-             "paper's numbers where it reports them, with the setting they are from.", "",
+             f"±{MIRROR_TOLERANCE}, contradicted when the family-wise interval (each 95% half-width times "
+             f"z(1 - {LEVEL}/2m) / z(1 - {LEVEL}/2), Bonferroni over the family's m pairs) lies wholly outside "
+             f"(a note says when both sides are below {FAILING}: agreement then is not generalisation). A "
+             "permutation p at its floor, 1/(permutations + 1), reads p < 1e-4. Values with their 95% "
+             "intervals; the paper's numbers where it reports them, with the setting they are from.", "",
              to_markdown(details) if details.height else "(no stage ran)\n"]
     if provenance:
         parts += [f"config hash {provenance['config_hash']}, code {provenance['code_version']}", ""]
