@@ -237,8 +237,8 @@ def test_the_anti_induction_head_is_the_one_backward_copying_uses(backward_copie
              .agg(pl.col("accuracy").mean(), pl.col("loss_change").mean()))
     pairs = mechanism_pairs([tmp_path / "heads.parquet"], [tmp_path / "patching.parquet"])
     (heads_line,), (patching_line,) = heads_verdicts(summary, pairs), patching_verdicts(shown, pairs)
-    assert ": backward copies by anti-induction; anti-induction above induction (p = " in heads_line
-    assert ": backward copies by anti-induction; removing anti-induction costs backward copies more (p = " in patching_line
+    assert ": backward copies by anti-induction; anti-induction above induction (p " in heads_line
+    assert ": backward copies by anti-induction; removing anti-induction costs backward copies more (p " in patching_line
     backward = pairs.filter(pl.col("first") == "remove anti-induction, backward copies").row(0, named=True)
     assert backward["significant"] and backward["pairs"] == 100 and backward["first_low"] > backward["second_high"]
 
