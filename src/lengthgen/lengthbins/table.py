@@ -8,7 +8,7 @@ import polars as pl
 
 from ..records.files import read_frame
 from ..records.tables import to_markdown
-from ..stats import binary_comparison, interval_text, wilson
+from ..stats import binary_comparison, interval_text, p_text, wilson
 from ..tasks import FAMILIES, MIRROR_PAIRS, TASK_NAMES, LengthBin, get_task
 from ..tasks.datafile import read_examples
 from ..tasks.theory import theory_table
@@ -244,7 +244,7 @@ def pairs_markdown(pairs: pl.DataFrame, title: str, system_label: str, provenanc
         system_label: r["system"], "bin": r["bin"], "measure": r["measure"], "comparison": r["comparison"],
         "first": cell(r, "first"), "second": cell(r, "second"),
         "difference": f"{r['difference']:+.2f} {interval_text(r['difference_low'], r['difference_high'])}",
-        "test": f"{r['test']}, p = {r['p']:.2g}" + (f", {r['pairs']} pairs" if r["pairs"] is not None else
+        "test": f"{r['test']}, {p_text(r['p'])}" + (f", {r['pairs']} pairs" if r["pairs"] is not None else
                                                       f", {r['first_examples']} / {r['second_examples']} examples"),
         "verdict": r["verdict"]} for r in pairs.iter_rows(named=True)])
     return (f"# {title}: pairs of tasks on each length bin (95% intervals, tests)\n\n"
