@@ -596,7 +596,8 @@ def check_types(program):
             raise IllTyped(f"{_show(node)} contains itself: a C-RASP[pos] program is a finite tree")
         if type(node) not in OPERATIONS and type(node) is not Program:
             kinds = ", ".join(t.__name__ for t in OPERATIONS)
-            _refuse("check_types", f"a Program or a C-RASP[pos] operation ({kinds})", "its node", node)
+            raise IllTyped(f"check_types expects a Program or a C-RASP[pos] operation ({kinds}); its node "
+                           f"{_show(node)} is a {type(node).__name__}")
         path.add(id(node))
         node.check()
         for child in node.children():
