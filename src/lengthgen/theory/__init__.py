@@ -13,6 +13,7 @@ from .operations import (
                          Conditional,
                          Count,
                          Defined,
+                         IllTyped,
                          Is,
                          Linear,
                          Match,
@@ -21,7 +22,9 @@ from .operations import (
                          Periodic,
                          Program,
                          Top,
+                         check_types,
 )
 
 __all__ = ["AMBIGUOUS", "NONE", "evaluate", "generate", "next_symbols", "NEXT", "SEPARATOR", "And", "Compare",
-           "Conditional", "Count", "Defined", "Is", "Linear", "Match", "Not", "Or", "Periodic", "Program", "Top"]
+           "Conditional", "Count", "Defined", "IllTyped", "Is", "Linear", "Match", "Not", "Or", "Periodic", "Program", "Top",
+           "check_types"]

@@ -36,6 +36,7 @@ from .operations import (
     Periodic,
     Program,
     Top,
+    check_types,
 )
 
 NONE = -1  # no NEXT_a holds: generation ends
@@ -231,7 +232,9 @@ EVALUATE = {Top: _top, Is: _is, Not: _not, And: _and, Or: _or, Periodic: _period
 
 def evaluate(node, symbols: np.ndarray, alphabet_size: int):
     """The value of one operation at every position of every string (rows of `symbols`): a bool or
-    integer array over (string, position), with a last axis over a ∈ Σ where it mentions a."""
+    integer array over (string, position), with a last axis over a ∈ Σ where it mentions a.
+    An ill-typed tree is refused (IllTyped) before anything is computed."""
+    check_types(node)
     batch = Batch(symbols, alphabet_size)
     return batch.dense(batch.value(node))
 
@@ -248,7 +251,14 @@ def _read(value, batch) -> np.ndarray:
 
 def next_symbols(program: Program, strings: Sequence[Sequence[int]], alphabet_size: int) -> list[np.ndarray]:
     """For every string, the symbol NEXT defines at the end of each of its prefixes: an a ∈ Σ,
-    NONE (generation ends) or AMBIGUOUS. Strings are batched by length."""
+    NONE (generation ends) or AMBIGUOUS. Strings are batched by length. An ill-typed program is
+    refused (IllTyped)."""
+    check_types(program)
+    return _next_symbols(program, strings, alphabet_size)
+
+
+def _next_symbols(program: Program, strings: Sequence[Sequence[int]], alphabet_size: int) -> list[np.ndarray]:
+    """`next_symbols` of a program already checked."""
     strings = [np.asarray(s, dtype=np.int32) for s in strings]
     if any(len(s) and (s.min() < 0 or s.max() > alphabet_size) for s in strings):
         raise ValueError(f"symbols must lie in 0..{alphabet_size} (the last is the separator)")
@@ -277,10 +287,12 @@ def next_symbols(program: Program, strings: Sequence[Sequence[int]], alphabet_si
 
 def generate(program: Program, prompt: Sequence[int], alphabet_size: int, limit: int) -> tuple[list[int], str]:
     """Generate from `prompt` one symbol at a time: the symbols, and why generation stopped ("end":
-    no NEXT_a holds; "ambiguous": several do; "limit": `limit` symbols made)."""
+    no NEXT_a holds; "ambiguous": several do; "limit": `limit` symbols made). The program is checked
+    once (IllTyped if ill-typed), not at every step."""
+    check_types(program)
     made: list[int] = []
     while len(made) < limit:
-        symbol = int(next_symbols(program, [list(prompt) + made], alphabet_size)[0][-1])
+        symbol = int(_next_symbols(program, [list(prompt) + made], alphabet_size)[0][-1])
         if symbol == NONE:
             return made, "end"
         if symbol == AMBIGUOUS:

@@ -23,23 +23,33 @@ Choices where the definition leaves one:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import numbers
+import reprlib
+from dataclasses import MISSING, dataclass, field, fields
 
 POSITION_NAMES = "ijklmn"
+SHOWN = 120  # the longest operand a message writes out in full
+
+
+class IllTyped(TypeError):
+    """An operation given an operand of the wrong sort (a count where a Boolean belongs, or the other
+    way round) or a non-integer where an integer belongs. C-RASP[pos] has no such program, and the
+    interpreter would run one anyway and compute what no C-RASP[pos] program can: ⊤ ∧ #[j ≤ i] Q_1(j)
+    as numpy's bitwise AND is the count's parity, #[j ≤ i] #[k ≤ j] ⊤ is i(i+1)/2."""
 
 
 class Marker:
     """A symbol a program names without knowing the alphabet: the output symbol or the separator."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, constant: str):
+        self.name, self.constant = name, constant  # as the paper writes it, as Python does
 
     def __repr__(self) -> str:
-        return self.name
+        return self.constant
 
 
-NEXT = Marker("a")  # the a of NEXT_a
-SEPARATOR = Marker("⟨sep⟩")
+NEXT = Marker("a", "NEXT")  # the a of NEXT_a
+SEPARATOR = Marker("⟨sep⟩", "SEPARATOR")
 
 
 def _position(name: str, back: int) -> str:
@@ -54,27 +64,209 @@ def _symbol_name(symbol) -> str:
     return symbol.name if isinstance(symbol, Marker) else f"s{symbol}"
 
 
-# -- Boolean operations ------------------------------------------------------------------------------
-class Bool:
-    """A Boolean-valued operation P(i); `&`, `|` and `~` combine them."""
+# -- sorts -------------------------------------------------------------------------------------------
+def is_integer(value) -> bool:
+    """A Python or numpy integer. Not a bool: True as a coefficient or an offset is a slip, not a 1."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
-    def __and__(self, other: Bool) -> Bool:
-        return And((self, other))
 
-    def __or__(self, other: Bool) -> Bool:
-        return Or((self, other))
+def _sort(value) -> str:
+    """What `value` is, in the words of the messages: its sort if it is an operation."""
+    if isinstance(value, Bool):
+        return "a Boolean"
+    if isinstance(value, Counted):
+        return "a count"
+    if isinstance(value, bool):
+        return "a Python bool"
+    if is_integer(value):
+        return "an integer"
+    name = type(value).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
-    def __invert__(self) -> Bool:
-        return Not(self)
 
-    def render(self, here: str, depth: int) -> str:
-        raise NotImplementedError
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= SHOWN else text[:SHOWN - 1] + "…"
+
+
+def _refuse(operation: str, expected: str, subject: str, value):
+    """Raise the one message of a refusal: the operation, what it expects, and what it got instead."""
+    found = "is None" if value is None else f"{_show(value)} is {_sort(value)}"
+    raise IllTyped(f"{operation} expects {expected}; {subject} {found}")
+
+
+def _side(k: int, count: int) -> str:
+    return {1: "its operand"}.get(count) or (("its left operand", "its right operand")[k] if count == 2
+                                             else f"its operand {k + 1}")
+
+
+def _integer(operation: str, name: str, value) -> None:
+    if not is_integer(value):
+        _refuse(operation, f"an integer {name}", f"its {name}", value)
+
+
+def _of_sort(sort: type, operation: str, expected: str, subject: str, value) -> None:
+    if not isinstance(value, sort):
+        _refuse(operation, expected, subject, value)
+
+
+class Operation:
+    """What Boolean and count operations share. Python's operators build typed operations or raise
+    IllTyped; no operation has a Python truth value (`if op:`, `a < b < c` and `and` would silently
+    read one as True); equality builds C1 = C2, so hashing is by identity."""
+
+    __array_ufunc__ = None  # numpy scalars defer to the operators below (np.int64(2) * count)
+    __hash__ = object.__hash__
+
+    def __post_init__(self):
+        self.check()
+
+    def check(self) -> None:
+        """Refuse fields of the wrong sort (IllTyped) or out of range (ValueError); check_types reruns it."""
+
+    def _get(self, name: str):
+        """A field's value; IllTyped for a node built without its constructor and never given it."""
+        try:
+            return object.__getattribute__(self, name)
+        except AttributeError:
+            raise IllTyped(f"{type(self).__name__} has no {name} (built without its constructor?)") from None
 
     def children(self) -> tuple:
         return ()
 
+    def render(self, here: str, depth: int) -> str:
+        raise NotImplementedError
 
-@dataclass(frozen=True, eq=False)
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        """The constructor call that builds it, fields at their defaults left out: Count(Is(1))."""
+        parts = []
+        for spec in fields(self):
+            value = getattr(self, spec.name, MISSING)
+            if value is MISSING:
+                parts.append(f"{spec.name}=?")
+            elif spec.default is MISSING:
+                parts.append(repr(value))
+            elif not (value is spec.default or (type(value) is type(spec.default) and value == spec.default)):
+                parts.append(f"{spec.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __bool__(self):
+        raise IllTyped(f"{_show(self)} has no Python truth value: it has a value at every position (combine "
+                       f"Booleans with &, | and ~, write a < b < c as (a < b) & (b < c), and run it with evaluate)")
+
+    # Boolean connectives: And, Or and Not check their operands' sorts.
+    def __and__(self, other) -> And:
+        return And((self, other))
+
+    def __rand__(self, other) -> And:
+        return And((other, self))
+
+    def __or__(self, other) -> Or:
+        return Or((self, other))
+
+    def __ror__(self, other) -> Or:
+        return Or((other, self))
+
+    def __xor__(self, other):
+        raise IllTyped(f"C-RASP[pos] has no ^; write (p & ~q) | (~p & q) (operands {_show(self)}, {_show(other)})")
+
+    __rxor__ = __xor__
+
+    def __invert__(self) -> Not:
+        return Not(self)
+
+    # Integer linear combinations of counts.
+    def __add__(self, other) -> Linear:
+        return _sum("+", self, other, 1)
+
+    def __radd__(self, other) -> Linear:
+        return _sum("+", other, self, 1)
+
+    def __sub__(self, other) -> Linear:
+        return _sum("-", self, other, -1)
+
+    def __rsub__(self, other) -> Linear:
+        return _sum("-", other, self, -1)
+
+    def __neg__(self) -> Linear:
+        _of_sort(Counted, "Linear (-)", "a count operand", "its operand", self)
+        return _scaled(self, -1, "right")
+
+    def __mul__(self, other) -> Linear:
+        return _scaled(self, other, "right")
+
+    def __rmul__(self, other) -> Linear:
+        return _scaled(self, other, "left")
+
+    def _no_division(self, other):
+        raise IllTyped(f"C-RASP[pos] has no division or modulus of counts ({_show(self)} by {_show(other)}): "
+                       f"parity, for one, is beyond it; a period of positions is Periodic(m, r)")
+
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_division
+
+    # Comparisons build Compare; != is ¬(C1 = C2).
+    def __le__(self, other) -> Compare:
+        return _compare(self, "<=", other)
+
+    def __ge__(self, other) -> Compare:
+        return _compare(self, ">=", other)
+
+    def __lt__(self, other) -> Compare:
+        return _compare(self, "<", other)
+
+    def __gt__(self, other) -> Compare:
+        return _compare(self, ">", other)
+
+    def __eq__(self, other) -> Compare:
+        return _compare(self, "==", other)
+
+    def __ne__(self, other) -> Not:
+        return Not(_compare(self, "==", other, written="!="))
+
+
+def _operand(operation: str, subject: str, value) -> Linear:
+    """A count or an integer as the linear combination it is; IllTyped for anything else."""
+    if isinstance(value, Linear):
+        return value
+    if isinstance(value, Counted):
+        return Linear(((1, value),))
+    if is_integer(value):
+        return Linear((), value)
+    _refuse(operation, "count or integer operands", subject, value)
+
+
+def _sum(written: str, left, right, sign: int) -> Linear:
+    operation = f"Linear ({written})"
+    left, right = _operand(operation, "its left operand", left), _operand(operation, "its right operand", right)
+    return Linear(left.terms + tuple((sign * c, t) for c, t in right.terms), left.constant + sign * right.constant)
+
+
+def _scaled(count, factor, factor_side: str) -> Linear:
+    """count · factor: a count times an integer (a count times a count is not linear)."""
+    count_side = "left" if factor_side == "right" else "right"
+    _of_sort(Counted, "Linear (*)", "a count and an integer", f"its {count_side} operand", count)
+    if not is_integer(factor):
+        _refuse("Linear (*)", "a count and an integer", f"its {factor_side} operand", factor)
+    linear = _operand("Linear (*)", f"its {count_side} operand", count)
+    return Linear(tuple((factor * c, t) for c, t in linear.terms), factor * linear.constant)
+
+
+def _compare(left, relation: str, right, written: str | None = None) -> Compare:
+    operation = f"Compare ({written or relation})"
+    return Compare(_operand(operation, "its left operand", left), relation,
+                   _operand(operation, "its right operand", right))
+
+
+_operation = dataclass(frozen=True, eq=False, repr=False)  # equality builds operations; identity hashes
+
+
+# -- Boolean operations ------------------------------------------------------------------------------
+class Bool(Operation):
+    """A Boolean-valued operation P(i); `&`, `|` and `~` combine them."""
+
+
+@_operation
 class Top(Bool):
     """⊤, true everywhere."""
 
@@ -82,24 +274,31 @@ class Top(Bool):
         return "⊤"
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Is(Bool):
     """x_{i−back} = symbol (false where i − back is before the start); back 0 is Q_symbol(i)."""
 
     symbol: object  # an alphabet index, NEXT or SEPARATOR
     back: int = 0
 
-    def __post_init__(self):
-        if self.back < 0:
-            raise ValueError(f"Is looks back, never ahead (causal); got back={self.back}")
+    def check(self):
+        symbol, back = self._get("symbol"), self._get("back")
+        if not (symbol is NEXT or symbol is SEPARATOR or is_integer(symbol)):
+            _refuse("Is", "a symbol (an integer, NEXT or SEPARATOR)", "its symbol", symbol)
+        _integer("Is", "back", back)
+        if back < 0:
+            raise ValueError(f"Is looks back, never ahead (causal); got back={back}")
 
     def render(self, here, depth):
         return f"{_symbol_at(here, self.back)} = {_symbol_name(self.symbol)}"
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Not(Bool):
     operand: Bool
+
+    def check(self):
+        _of_sort(Bool, "Not", "a Boolean operand", "its operand", self._get("operand"))
 
     def render(self, here, depth):
         inner = self.operand.render(here, depth)
@@ -109,26 +308,37 @@ class Not(Bool):
         return (self.operand,)
 
 
-@dataclass(frozen=True, eq=False)
-class And(Bool):
+class _Connective(Bool):
+    """∧ or ∨ of one or more Boolean operands."""
+
+    def check(self):
+        name, operands = type(self).__name__, self._get("operands")
+        if not isinstance(operands, tuple):
+            raise IllTyped(f"{name} expects a tuple of Boolean operands; its operands are {_show(operands)}, "
+                           f"{_sort(operands)}")
+        if not operands:
+            raise IllTyped(f"{name} expects at least one operand; it has none")
+        for k, operand in enumerate(operands):
+            _of_sort(Bool, name, "Boolean operands", _side(k, len(operands)), operand)
+
+    def children(self):
+        return self.operands
+
+
+@_operation
+class And(_Connective):
     operands: tuple
 
     def render(self, here, depth):
         return " ∧ ".join(_grouped(o, here, depth, Or) for o in self.operands)
 
-    def children(self):
-        return self.operands
 
-
-@dataclass(frozen=True, eq=False)
-class Or(Bool):
+@_operation
+class Or(_Connective):
     operands: tuple
 
     def render(self, here, depth):
         return " ∨ ".join(_grouped(o, here, depth, And) for o in self.operands)
-
-    def children(self):
-        return self.operands
 
 
 def _grouped(operand: Bool, here: str, depth: int, looser: type) -> str:
@@ -136,16 +346,19 @@ def _grouped(operand: Bool, here: str, depth: int, looser: type) -> str:
     return f"({text})" if isinstance(operand, looser) else text
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Periodic(Bool):
     """φ(i) = [i ≡ residue (mod modulus)], positions numbered from 1."""
 
     modulus: int
     residue: int
 
-    def __post_init__(self):
-        if self.modulus < 1:
-            raise ValueError(f"a period is at least 1, got {self.modulus}")
+    def check(self):
+        modulus, residue = self._get("modulus"), self._get("residue")
+        _integer("Periodic", "modulus", modulus)
+        _integer("Periodic", "residue", residue)
+        if modulus < 1:
+            raise ValueError(f"a period is at least 1, got {modulus}")
 
     def render(self, here, depth):
         return f"{here} ≡ {self.residue % self.modulus} (mod {self.modulus})"
@@ -154,17 +367,22 @@ class Periodic(Bool):
 RELATIONS = {"<=": "≤", ">=": "≥", "==": "=", "<": "<", ">": ">"}
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Compare(Bool):
-    """A comparison of two linear combinations of counts (constants included)."""
+    """A comparison of two counts (the operators make linear combinations of them, constants included)."""
 
-    left: Linear
+    left: Counted
     relation: str
-    right: Linear
+    right: Counted
 
-    def __post_init__(self):
-        if self.relation not in RELATIONS:
-            raise ValueError(f"unknown relation {self.relation!r}; known: {', '.join(RELATIONS)}")
+    def check(self):
+        left, relation, right = self._get("left"), self._get("relation"), self._get("right")
+        _of_sort(Counted, "Compare", "count operands", "its left operand", left)
+        if not isinstance(relation, str):
+            _refuse("Compare", f"a relation ({', '.join(RELATIONS)})", "its relation", relation)
+        if relation not in RELATIONS:
+            raise ValueError(f"unknown relation {relation!r}; known: {', '.join(RELATIONS)}")
+        _of_sort(Counted, "Compare", "count operands", "its right operand", right)
 
     def render(self, here, depth):
         return f"{self.left.render(here, depth)} {RELATIONS[self.relation]} {self.right.render(here, depth)}"
@@ -173,12 +391,16 @@ class Compare(Bool):
         return (self.left, self.right)
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Defined(Bool):
     """A named Boolean operation: a line of its own in the program's readable form."""
 
     name: str
     body: Bool
+
+    def check(self):
+        _of_sort(str, "Defined", "a str name", "its name", self._get("name"))
+        _of_sort(Bool, "Defined", "a Boolean body", "its body", self._get("body"))
 
     def render(self, here, depth):
         return f"{self.name}({here})"
@@ -188,48 +410,8 @@ class Defined(Bool):
 
 
 # -- count-valued operations -------------------------------------------------------------------------
-class Counted:
+class Counted(Operation):
     """A count-valued operation C(i); `+`, `-`, integer `*` and the comparisons build on it."""
-
-    def __add__(self, other) -> Linear:
-        return _linear(self).plus(_linear(other), 1)
-
-    def __radd__(self, other) -> Linear:
-        return _linear(other).plus(_linear(self), 1)
-
-    def __sub__(self, other) -> Linear:
-        return _linear(self).plus(_linear(other), -1)
-
-    def __rsub__(self, other) -> Linear:
-        return _linear(other).plus(_linear(self), -1)
-
-    def __mul__(self, factor: int) -> Linear:
-        return _linear(self).times(factor)
-
-    __rmul__ = __mul__
-
-    def __ge__(self, other) -> Compare:
-        return Compare(_linear(self), ">=", _linear(other))
-
-    def __le__(self, other) -> Compare:
-        return Compare(_linear(self), "<=", _linear(other))
-
-    def __gt__(self, other) -> Compare:
-        return Compare(_linear(self), ">", _linear(other))
-
-    def __lt__(self, other) -> Compare:
-        return Compare(_linear(self), "<", _linear(other))
-
-    def __eq__(self, other) -> Compare:  # builds an operation; identity is what hashing uses
-        return Compare(_linear(self), "==", _linear(other))
-
-    __hash__ = object.__hash__
-
-    def render(self, here: str, depth: int) -> str:
-        raise NotImplementedError
-
-    def children(self) -> tuple:
-        return ()
 
 
 @dataclass(frozen=True)
@@ -240,11 +422,16 @@ class Match:
     outer: int = 0
 
     def __post_init__(self):
+        self.check()
+
+    def check(self):
+        _integer("Match", "inner", self.inner)
+        _integer("Match", "outer", self.outer)
         if self.inner < 0 or self.outer < 0:
             raise ValueError(f"a match looks back, never ahead (causal); got {self}")
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Count(Counted):
     """#[j ≤ i, ψ(i, j)] P(j): ψ is ⊤ (distance None) or the local relation j = i − distance;
     `match` adds the condition x_{j−inner} = x_{i−outer} (sugar, see the module docstring)."""
@@ -253,9 +440,17 @@ class Count(Counted):
     distance: int | None = None
     match: Match | None = None
 
-    def __post_init__(self):
-        if self.distance is not None and self.distance < 0:
-            raise ValueError(f"a count looks back, never ahead (causal); got distance={self.distance}")
+    def check(self):
+        predicate, distance, match = self._get("predicate"), self._get("distance"), self._get("match")
+        _of_sort(Bool, "Count", "a Boolean predicate", "its predicate", predicate)
+        if distance is not None:
+            if not is_integer(distance):
+                _refuse("Count", "an integer distance (or None)", "its distance", distance)
+            if distance < 0:
+                raise ValueError(f"a count looks back, never ahead (causal); got distance={distance}")
+        if match is not None:
+            _of_sort(Match, "Count", "a Match (or None)", "its match", match)
+            match.check()
 
     def render(self, here, depth):
         inner = POSITION_NAMES[depth + 1]
@@ -272,13 +467,18 @@ class Count(Counted):
         return (self.predicate,)
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Conditional(Counted):
     """P(i) ? C1(i) : C2(i)."""
 
     condition: Bool
     if_true: Counted
     if_false: Counted
+
+    def check(self):
+        _of_sort(Bool, "Conditional", "a Boolean condition", "its condition", self._get("condition"))
+        _of_sort(Counted, "Conditional", "count branches", "its if_true branch", self._get("if_true"))
+        _of_sort(Counted, "Conditional", "count branches", "its if_false branch", self._get("if_false"))
 
     def render(self, here, depth):
         return (f"({self.condition.render(here, depth)} ? {self.if_true.render(here, depth)} : "
@@ -288,20 +488,32 @@ class Conditional(Counted):
         return (self.condition, self.if_true, self.if_false)
 
 
-@dataclass(frozen=True, eq=False)
+@_operation
 class Linear(Counted):
     """Σ coefficient · C(i) + constant, integer coefficients."""
 
     terms: tuple = ()  # (coefficient, Counted) pairs
     constant: int = 0
 
+    def check(self):
+        terms, constant = self._get("terms"), self._get("constant")
+        if not isinstance(terms, tuple):
+            raise IllTyped(f"Linear expects a tuple of (coefficient, count) terms; its terms are {_show(terms)}, "
+                           f"{_sort(terms)}")
+        for k, term in enumerate(terms, 1):
+            if not (isinstance(term, tuple) and len(term) == 2):
+                _refuse("Linear", "(coefficient, count) pairs", f"its term {k}", term)
+            coefficient, count = term
+            if not is_integer(coefficient):
+                _refuse("Linear", "integer coefficients", f"term {k}'s coefficient", coefficient)
+            _of_sort(Counted, "Linear", "count terms", f"term {k}'s count", count)
+        _integer("Linear", "constant", constant)
+
     def plus(self, other: Linear, sign: int) -> Linear:
-        return Linear(self.terms + tuple((sign * c, t) for c, t in other.terms), self.constant + sign * other.constant)
+        return _sum("+" if sign == 1 else "-", self, other, sign)
 
     def times(self, factor: int) -> Linear:
-        if not isinstance(factor, int):
-            raise TypeError(f"counts are scaled by integers, got {factor!r}")
-        return Linear(tuple((factor * c, t) for c, t in self.terms), factor * self.constant)
+        return _scaled(self, factor, "right")
 
     def render(self, here, depth):
         parts = []
@@ -318,16 +530,6 @@ class Linear(Counted):
         return tuple(t for _, t in self.terms)
 
 
-def _linear(value) -> Linear:
-    if isinstance(value, Linear):
-        return value
-    if isinstance(value, Counted):
-        return Linear(((1, value),))
-    if isinstance(value, int) and not isinstance(value, bool):
-        return Linear((), value)
-    raise TypeError(f"not a count or an integer: {value!r}")
-
-
 # -- programs ----------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Program:
@@ -338,6 +540,17 @@ class Program:
     name: str
     next: Bool
     summary: str = field(default="")
+
+    def __post_init__(self):
+        self.check()
+
+    def check(self) -> None:
+        for name in ("name", "summary"):
+            _of_sort(str, "Program", f"a str {name}", f"its {name}", getattr(self, name, None))
+        _of_sort(Bool, "Program", "a Boolean next (NEXT_a)", "its next", getattr(self, "next", None))
+
+    def children(self) -> tuple:
+        return (self.next,)
 
     def definitions(self) -> list[Defined]:
         """The named operations NEXT_a uses, each after the ones it uses."""
@@ -362,3 +575,35 @@ class Program:
 
     def __str__(self) -> str:
         return "; ".join(self.lines())
+
+
+OPERATIONS = (Top, Is, Not, And, Or, Periodic, Compare, Defined, Count, Conditional, Linear)
+
+
+def check_types(program):
+    """Recheck a whole program (a Program or one operation) as the constructors check each node, and
+    return it. The constructors' checks alone do not cover a tree built around them (object.__new__,
+    object.__setattr__, a subclass of our own), so every entry point that runs a program calls this:
+    an ill-typed tree is refused, never computed. A node shared by several parents is checked once; a
+    node that contains itself is refused (a program is finite)."""
+    done: set[int] = set()
+    path: set[int] = set()
+
+    def visit(node):
+        if id(node) in done:
+            return
+        if id(node) in path:
+            raise IllTyped(f"{_show(node)} contains itself: a C-RASP[pos] program is a finite tree")
+        if type(node) not in OPERATIONS and type(node) is not Program:
+            kinds = ", ".join(t.__name__ for t in OPERATIONS)
+            raise IllTyped(f"check_types expects a Program or a C-RASP[pos] operation ({kinds}); its node "
+                           f"{_show(node)} is a {type(node).__name__}")
+        path.add(id(node))
+        node.check()
+        for child in node.children():
+            visit(child)
+        path.discard(id(node))
+        done.add(id(node))
+
+    visit(program)
+    return program

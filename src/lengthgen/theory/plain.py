@@ -24,6 +24,8 @@ from .operations import (
     Periodic,
     Program,
     Top,
+    check_types,
+    is_integer,
 )
 
 
@@ -78,19 +80,28 @@ class _Expander:
 
 
 def expand(node, alphabet_size: int, output_symbol: int = 0):
-    """`node` in plain operations over an alphabet of `alphabet_size` (the separator is the next index)."""
+    """`node` in plain operations over an alphabet of `alphabet_size` (the separator is the next index).
+    An ill-typed tree is refused (IllTyped): writing it out would hide the error, not remove it."""
+    check_types(node)
     return _Expander(alphabet_size, output_symbol)(node)
 
 
 def expand_program(program: Program, alphabet_size: int) -> dict[int, object]:
     """NEXT_a written out for each output symbol a."""
+    check_types(program)
     return {a: expand(program.next, alphabet_size, a) for a in range(alphabet_size)}
 
 
 def is_plain(node) -> bool:
-    """True when `node` uses Definition 3's operations only (no shorthand left)."""
+    """True when `node` uses Definition 3's operations only (no shorthand left). An ill-typed tree is
+    refused (IllTyped), not answered: `Top() & Count(Is(1))` uses Definition 3's operations, wrongly."""
+    check_types(node)
+    return _plain(node)
+
+
+def _plain(node) -> bool:
     if isinstance(node, Is):
-        return node.back == 0 and isinstance(node.symbol, int)
+        return node.back == 0 and is_integer(node.symbol)
     if isinstance(node, Count) and node.match is not None:
         return False
-    return all(is_plain(child) for child in node.children())
+    return all(_plain(child) for child in node.children())
