@@ -48,6 +48,10 @@ def ensure_packages(timeout: int = 600) -> None:
             policy.unlink()
 
 
+# Finished jobs stay listed by `squeue --states=all` this long (seconds): the plugin's squeue status
+# mode needs >= 3 x its first status-check delay, and the tests read every job of a run after it ends.
+MIN_JOB_AGE = 1800
+
 VIRTUAL_CORES = 16  # more than this machine has: GPU jobs ask for cores (cpus_per_gpu) as on a real GPU node
 
 
@@ -117,7 +121,7 @@ class LocalCluster:
             "AuthType=auth/munge", f"AuthInfo=socket={sock}",
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
             "AccountingStorageType=accounting_storage/none", "JobAcctGatherType=jobacct_gather/none",
-            "JobCompType=jobcomp/none", "MinJobAge=300", "MailProg=/bin/true", "ReturnToService=2",
+            "JobCompType=jobcomp/none", f"MinJobAge={MIN_JOB_AGE}", "MailProg=/bin/true", "ReturnToService=2",
             f"StateSaveLocation={self.root / 'ctld'}", f"SlurmdSpoolDir={self.root / 'spool'}",
             f"SlurmctldPidFile={self.root / 'slurmctld.pid'}", f"SlurmdPidFile={self.root / 'slurmd.pid'}",
             f"SlurmctldLogFile={self.root / 'slurmctld.log'}", f"SlurmdLogFile={self.root / 'slurmd.log'}",
@@ -152,6 +156,14 @@ class LocalCluster:
         SYSTEM_CONF.parent.mkdir(parents=True, exist_ok=True)
         SYSTEM_CONF.symlink_to(self.conf)
         self.linked_system_config = True
+
+    def jobs(self, name: str) -> list[dict]:
+        """Every job named `name` (the plugin names a run's jobs by its run ID) that squeue still
+        lists, finished ones too: `id` is <array job>_<task> for an array's job, `job_id` its own
+        SLURM_JOB_ID, `comment` the plugin's rule_<rule>_wildcards_<wildcards>."""
+        out = subprocess.run(["squeue", "-h", "--states=all", f"--name={name}", "-o", "%i|%A|%T|%k"],
+                             capture_output=True, text=True, env=self.env, check=True, timeout=30).stdout
+        return [dict(zip(("id", "job_id", "state", "comment"), line.split("|", 3))) for line in out.splitlines()]
 
     def logs(self) -> str:
         return "\n".join(p.read_text()[-2000:] for p in self.root.glob("*.log"))
