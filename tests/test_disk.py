@@ -313,7 +313,7 @@ def test_verify_finds_each_planted_fault_and_prints_the_command_that_rebuilds_it
     data, model_dir, shard = finished_project(tmp_path)
     clean = verify(tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert "every result, model and cache shard checks out" in clean.stdout
+    assert "every result, model, cache shard and checkpoint checks out" in clean.stdout
 
     rewrite_with_wrong_rows(shard)
     overwrite_4kb(model_dir / "model.safetensors")

@@ -46,8 +46,11 @@ def check_checkpoint(path) -> None:
     with reading(path):
         if verify_checksum(path):
             return
-        with zipfile.ZipFile(path) as archive:
-            bad = archive.testzip()
+        try:
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+        except zipfile.BadZipFile as error:
+            raise DamagedFile(path, f"cannot be read (BadZipFile: {error})") from None
         if bad is not None:
             raise DamagedFile(path, f"its member {bad} differs from the CRC written with it")
 
