@@ -237,6 +237,16 @@ def truncate(path):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def flip_a_weight(path):
+    """One bit of a tensor's bytes: torch.load reads it without complaint, as another weight."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        member = max((m for m in archive.infolist() if "/data/" in m.filename), key=lambda m: m.file_size)
+    start = member.header_offset + 30 + len(member.filename) + len(member.extra)
+    flip(path, start + member.file_size // 2, 4)
+
+
 def a_copy(trained, tmp_path):
     import shutil
 
@@ -245,7 +255,8 @@ def a_copy(trained, tmp_path):
     return tmp_path / CHECKPOINT
 
 
-@pytest.mark.parametrize("damage", [overwrite_4kb, truncate], ids=["4 KB overwritten", "truncated"])
+@pytest.mark.parametrize("damage", [overwrite_4kb, truncate, flip_a_weight],
+                         ids=["4 KB overwritten", "truncated", "a bit of a weight"])
 @pytest.mark.parametrize("with_sidecar", [True, False], ids=["with its sha256", "written before sidecars"])
 def test_a_damaged_checkpoint_is_set_aside_and_the_model_rebuilt_is_the_right_one(trained, tmp_path, damage,
                                                                                    with_sidecar):
