@@ -57,9 +57,32 @@ def test_a_parquet_is_written_with_its_sha256_beside_it(tmp_path):
     import hashlib
 
     path = a_table(tmp_path)
-    assert sidecar(path).read_text() == f"{hashlib.sha256(path.read_bytes()).hexdigest()}  scratch.parquet\n"
+    stat = path.stat()
+    assert sidecar(path).read_text() == (f"{hashlib.sha256(path.read_bytes()).hexdigest()}  scratch.parquet\n"
+                                         f"# written as inode {stat.st_dev}:{stat.st_ino}\n")
     assert read_frame(path).height == 200 and read_provenance(path) == {"seed": 0}
     assert sorted(p.name for p in path.parent.iterdir()) == ["scratch.parquet", "scratch.parquet.sha256"]
+    check = subprocess.run(["sha256sum", "-c", "scratch.parquet.sha256"], cwd=path.parent, capture_output=True,
+                           text=True)
+    assert check.returncode == 0 and check.stdout == "scratch.parquet: OK\n" and check.stderr == ""
+
+
+def test_a_table_moved_into_snakemakes_cache_is_still_checked_and_another_workflows_entry_is_not_refused(tmp_path):
+    """`--cache`: Snakemake moves an output into the cache and links it back (same inode: its sidecar
+    still applies); a later fetch may link an entry another workflow made beside an old sidecar."""
+    path = a_table(tmp_path)
+    entry = tmp_path / "cache" / "0123abcd.parquet"
+    entry.parent.mkdir()
+    os.rename(path, entry)
+    path.symlink_to(entry)
+    assert read_frame(path).height == 200
+    flip(entry, next(iter(data_pages(entry))) + 10)
+    with pytest.raises(DamagedFile, match="differs from the sha256 in scratch.parquet.sha256"):
+        read_frame(path)
+    other = a_table(tmp_path / "other", "results/tables/scratch.parquet", rows=50)  # another workflow's entry
+    path.unlink()
+    path.symlink_to(other)
+    assert read_frame(path).height == 50  # an older file's sidecar is not about it
 
 
 def test_a_bit_flipped_inside_a_table_is_named_not_read_as_other_numbers(tmp_path):

@@ -11,8 +11,10 @@ it before any library parses the file: a changed bit is `DamagedFile`, not a wro
 parser's crash). Ordering: the new file is written and hashed under a temporary name, the old
 sidecar removed, the file renamed into place, then its sidecar written (atomically too). A crash
 in between leaves a file without a sidecar (read unverified, as files written before sidecars),
-never a fresh file beside a stale sidecar. A failed write (a full disk) is `WriteFailed`, naming
-the file.
+never a fresh file beside a stale sidecar. The sidecar also notes the file's inode: a path that
+is a link to another file (an entry of Snakemake's between-workflow cache that another workflow
+made, linked in where a sidecar of an older file lies) is not checked against it. A failed write
+(a full disk) is `WriteFailed`, naming the file.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..runtime import ExpectedFailure
 
 RESULTS = "results"  # the workflow's output folder: what lies under it, Snakemake can make again
 SIDECAR = ".sha256"  # FILE.sha256 beside FILE: its sha256 as `sha256sum` writes it
+INODE_NOTE = "# written as inode "  # the sidecar's second line, a comment that `sha256sum -c` skips
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -132,8 +135,9 @@ def sha256_of(path, chunk: int = 2**24) -> str:
     return digest.hexdigest()
 
 
-def read_sidecar(path) -> str | None:
-    """The sha256 written with `path` (None: no sidecar, a file written before they existed)."""
+def read_sidecar(path) -> tuple[str, str | None] | None:
+    """The sha256 written with `path` and the inode (`DEV:INO`) it was written as (None: no
+    sidecar, a file written before they existed)."""
     sidecar = sidecar_of(path)
     try:
         text = sidecar.read_text()
@@ -141,10 +145,16 @@ def read_sidecar(path) -> str | None:
         return None
     except (OSError, UnicodeDecodeError) as error:
         raise DamagedFile(sidecar, _problem(error), owner=path) from None
-    digest, _, name = text.rstrip("\n").partition("  ")
+    first, *rest = text.splitlines() or [""]
+    digest, _, name = first.partition("  ")
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or name != Path(path).name:
         raise DamagedFile(sidecar, f"is not `SHA256  {Path(path).name}`", owner=path)
-    return digest
+    inode = next((line.removeprefix(INODE_NOTE) for line in rest if line.startswith(INODE_NOTE)), None)
+    return digest, inode
+
+
+def _inode(stat: os.stat_result) -> str:
+    return f"{stat.st_dev}:{stat.st_ino}"
 
 
 _VERIFIED: dict[str, tuple] = {}  # file -> its and its sidecar's (size, mtime) when last verified
@@ -162,8 +172,13 @@ def verify_checksum(path) -> bool:
     key = str(path.absolute())
     if _VERIFIED.get(key) == state:
         return True
-    digest = read_sidecar(path)
-    if digest is None:
+    recorded = read_sidecar(path)
+    if recorded is None:
+        return False
+    digest, inode = recorded
+    if path.is_symlink() and inode is not None and inode != _inode(path.stat()):
+        # A link to a file other than the one written here: Snakemake's between-workflow cache
+        # links an entry another workflow made. (A file it moved into the cache keeps its inode.)
         return False
     with reading(path):
         actual = sha256_of(path)
@@ -193,11 +208,12 @@ def atomic_path(path: str | os.PathLike, checksum: bool = False, remedy: str | N
         yield Path(tmp)
         digest = sha256_of(tmp) if checksum else None
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's private 0600 would hide results from the rest of a group
+        inode = _inode(os.stat(tmp))
         sidecar.unlink(missing_ok=True)  # never a fresh file beside the sidecar of an old one
         os.replace(tmp, path)
         if digest is not None:
             with atomic_path(sidecar, remedy=remedy) as tmp_sidecar:
-                tmp_sidecar.write_text(f"{digest}  {path.name}\n")
+                tmp_sidecar.write_text(f"{digest}  {path.name}\n{INODE_NOTE}{inode}\n")
     except ExpectedFailure:
         raise
     except OSError as error:
