@@ -85,11 +85,13 @@ def check_tables(results: Path, cache: Path | None) -> list[Finding]:
 
 def check_checkpoints(results: Path) -> list[Finding]:
     """Every training checkpoint against its sha256 (or, without one, its archive's CRCs)."""
-    from .engine.run import check_checkpoint
+    folder = results / CHECKPOINTS
+    if not folder.is_dir():
+        return []
+    from .engine.run import check_checkpoint  # torch: only for a project with checkpoints
 
     findings = []
-    folder = results / CHECKPOINTS
-    for path in sorted(folder.rglob("*.pt")) if folder.is_dir() else []:
+    for path in sorted(folder.rglob("*.pt")):
         try:
             check_checkpoint(path)
         except DamagedFile as damaged:
