@@ -160,9 +160,11 @@ def test_a_rewritten_table_gets_a_new_sidecar_and_a_stale_one_never_fails_a_fres
         real_replace(source, target)
 
     monkeypatch.setattr(os, "replace", fail_on_the_sidecar)
-    with pytest.raises(WriteFailed):
+    with pytest.raises(WriteFailed) as failure:
         a_table(tmp_path, rows=30)
     monkeypatch.undo()
+    assert str(failure.value) == (f"{path}: cannot be written (no space left on device): free space on its file "
+                                  f"system and rerun the target: snakemake {TABLE}")  # the job fails, naming it
     assert not sidecar(path).exists() and read_frame(path).height == 30  # read unverified, never refused
     assert [p.name for p in path.parent.iterdir()] == ["scratch.parquet"]  # no temporary left behind
     a_table(tmp_path, rows=40)

@@ -190,6 +190,19 @@ def verify_checksum(path) -> bool:
 
 # -- writing -----------------------------------------------------------------------------------------
 
+def _write_text_atomically(path: Path, text: str) -> None:
+    """OSError when it cannot be written (the caller names the file it belongs to)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike, checksum: bool = False, remedy: str | None = None):
     """Yield a temporary path beside `path`; rename it into place only if the block succeeds.
@@ -212,8 +225,7 @@ def atomic_path(path: str | os.PathLike, checksum: bool = False, remedy: str | N
         sidecar.unlink(missing_ok=True)  # never a fresh file beside the sidecar of an old one
         os.replace(tmp, path)
         if digest is not None:
-            with atomic_path(sidecar, remedy=remedy) as tmp_sidecar:
-                tmp_sidecar.write_text(f"{digest}  {path.name}\n{INODE_NOTE}{inode}\n")
+            _write_text_atomically(sidecar, f"{digest}  {path.name}\n{INODE_NOTE}{inode}\n")
     except ExpectedFailure:
         raise
     except OSError as error:
