@@ -39,13 +39,13 @@ class DamagedCheckpointWarning(UserWarning):
     """A checkpoint that was set aside: its run starts again from step 0."""
 
 
-def check_checkpoint(path) -> None:
-    """DamagedFile unless `path` matches its sha256 sidecar or, without one (written before they
-    existed), every member of its zip archive matches its CRC."""
+def check_checkpoint(path) -> bool:
+    """DamagedFile unless `path` matches its sha256 sidecar (True) or, without one (written before
+    they existed), every member of its zip archive matches its CRC (False)."""
     path = Path(path)
     with reading(path):
         if verify_checksum(path):
-            return
+            return True
         try:
             with zipfile.ZipFile(path) as archive:
                 bad = archive.testzip()
@@ -53,14 +53,19 @@ def check_checkpoint(path) -> None:
             raise DamagedFile(path, f"cannot be read (BadZipFile: {error})") from None
         if bad is not None:
             raise DamagedFile(path, f"its member {bad} differs from the CRC written with it")
+    return False
 
 
 def load_checkpoint(path, device) -> dict:
     """A checkpoint's state, checked first; DamagedFile names it when it cannot be trusted."""
-    check_checkpoint(path)
+    verified = check_checkpoint(path)
     try:
         state = torch.load(path, map_location=device, weights_only=False)
+    except (MemoryError, torch.cuda.OutOfMemoryError):
+        raise  # not the file's fault: it is kept
     except Exception as error:  # noqa: BLE001 -- torch reports a bad archive as RuntimeError, pickle as anything
+        if verified:
+            raise  # the bytes written: a failure to load them is not damage on disk
         text = (str(error).strip().splitlines() or [""])[0][:200]
         raise DamagedFile(path, f"cannot be read ({type(error).__name__}: {text})") from None
     if not isinstance(state, dict) or any(key not in state for key in CHECKPOINT_KEYS):
