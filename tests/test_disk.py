@@ -50,16 +50,20 @@ def data_file(root):
     return path
 
 
-def test_a_truncated_data_file_is_named_with_the_target_that_remakes_it(tmp_path):
+@pytest.mark.parametrize("sidecar", [True, False], ids=["with its sha256", "written before sidecars"])
+def test_a_truncated_data_file_is_named_with_the_target_that_remakes_it(tmp_path, sidecar):
     path = data_file(tmp_path)
     truncate(path)
+    if not sidecar:
+        (path.parent / (path.name + ".sha256")).unlink()
+    problem = "differs from the sha256 in seed0.parquet.sha256, written with it" if sidecar else "cannot be read ("
     readers = [summarise_file, lambda p: data_set(p, {"data": {"tokens": {"unique_copy": DATA["settings"]}}}),
                lambda p: evaluate_bins(None, TASKS["UF"], {"1-8": p}), read_evals, read_frame]
     for reader in readers:
         with pytest.raises(DamagedFile) as failure:
             reader(path if reader is not read_evals else [path])
         message = str(failure.value)
-        assert message.startswith(f"{path}: cannot be read (")
+        assert message.startswith(f"{path}: {problem}")
         assert message.endswith(": delete it and rerun the target: snakemake results/data/tokens/UF/1-8/seed0.parquet")
         assert "\n" not in message
 
@@ -75,7 +79,7 @@ def test_a_job_reports_a_damaged_file_in_one_line_without_a_traceback(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
-    assert run.stderr.startswith(f"lengthgen: {path}: cannot be read (")
+    assert run.stderr.startswith(f"lengthgen: {path}: differs from the sha256 in seed0.parquet.sha256")
 
 
 # -- the prediction cache ------------------------------------------------------------------------
@@ -105,7 +109,14 @@ def rewrite_with_wrong_rows(shard):
     pq.write_table(wrong, shard)
 
 
-@pytest.mark.parametrize("damage", [rewrite_with_wrong_rows, truncate], ids=["wrong rows", "unreadable"])
+def rewrite_with_wrong_rows_and_no_sidecar(shard):
+    """As a shard written before sidecars: its own checksum of its rows still catches it."""
+    rewrite_with_wrong_rows(shard)
+    (shard.parent / (shard.name + ".sha256")).unlink()
+
+
+@pytest.mark.parametrize("damage", [rewrite_with_wrong_rows, rewrite_with_wrong_rows_and_no_sidecar, truncate],
+                         ids=["wrong rows", "wrong rows, no sidecar", "unreadable"])
 def test_a_damaged_cache_shard_is_set_aside_named_once_and_recomputed(tmp_path, damage):
     clean = predictions(tmp_path / "clean")
     predictions(tmp_path / "cache")
@@ -302,7 +313,7 @@ def test_verify_finds_each_planted_fault_and_prints_the_command_that_rebuilds_it
     data, model_dir, shard = finished_project(tmp_path)
     clean = verify(tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert "every result, model and cache shard checks out" in clean.stdout
+    assert "every result, model, cache shard and checkpoint checks out" in clean.stdout
 
     rewrite_with_wrong_rows(shard)
     overwrite_4kb(model_dir / "model.safetensors")
@@ -313,8 +324,8 @@ def test_verify_finds_each_planted_fault_and_prints_the_command_that_rebuilds_it
     lines = run.stdout.splitlines()
     expected = [
         f"damaged    {MODEL}/model.safetensors: differs from the sha256 in {MANIFEST}, written with the model",
-        "damaged    results/data/tokens/UF/9-12/seed0.parquet: cannot be read (",
-        f"cache      {shard.relative_to(tmp_path)}: its rows differ from the checksum written with them",
+        "damaged    results/data/tokens/UF/9-12/seed0.parquet: differs from the sha256 in seed0.parquet.sha256",
+        f"cache      {shard.relative_to(tmp_path)}: differs from the sha256 in {shard.name}.sha256, written with it",
         "missing    results/data/tokens/UF/1-8/seed0.parquet: read by results/scratch/UF/ape/seed0/eval.parquet",
     ]
     for start in expected:

@@ -16,8 +16,9 @@ def main(argv=None) -> int:
     show.add_argument("file")
     times = commands.add_parser("runtimes", help="per rule, the run time of a workflow's jobs (from its benchmarks)")
     times.add_argument("folder", nargs="?", default="results/benchmarks")
-    check = commands.add_parser("verify", help="check that every result, model and cache shard of a project can be "
-                                               "trusted; print the Snakemake command that rebuilds what cannot")
+    check = commands.add_parser("verify", help="check that every result, model, cache shard and checkpoint of a "
+                                               "project can be trusted; print the Snakemake command that rebuilds "
+                                               "what cannot")
     check.add_argument("project", nargs="?", default=".", help="the workflow directory (holding results/)")
     check.add_argument("--cache", default="results/cache/predictions",
                        help="the prediction cache (icl.cache), relative to the project")
@@ -64,14 +65,18 @@ def print_findings(path: str) -> int:
 
     import polars as pl
 
+    from .records.files import DamagedFile, read_frame
     from .results.findings import findings_markdown
 
     if not Path(path).is_file():
         print(f"lengthgen: {path} not found: run `snakemake results/tables/findings.md` first", file=sys.stderr)
         return 2
     try:
-        frame, provenance = pl.read_parquet(path), read_provenance(path)
+        frame, provenance = read_frame(path), read_provenance(path)
         print(findings_markdown(frame, provenance), end="")
+    except DamagedFile as error:  # names the file and the remedy
+        print(f"lengthgen: {error}", file=sys.stderr)
+        return 2
     except (OSError, ValueError, pl.exceptions.PolarsError) as error:
         print(f"lengthgen: {path}: {error}", file=sys.stderr)
         return 2

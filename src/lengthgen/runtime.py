@@ -26,13 +26,20 @@ _terminal = None
 _terminal_log = None
 
 
-def _one_line_for_expected(kind, error, trace) -> None:
+def one_line_reason(error: BaseException) -> str:
+    """A failed job's reason as the terminal shows it: an expected failure's message, else the
+    exception's type and first line."""
     if isinstance(error, ExpectedFailure):
-        line = f"lengthgen: {error}"
+        return f"lengthgen: {error}"
+    return f"lengthgen: {type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+
+
+def _one_line_for_expected(kind, error, trace) -> None:
+    line = one_line_reason(error)
+    if isinstance(error, ExpectedFailure):
         print(line, file=sys.stderr)
     else:
         sys.__excepthook__(kind, error, trace)
-        line = f"lengthgen: {kind.__name__}: {(str(error).splitlines() or [''])[0]}"
     if _terminal is not None:
         print(f"{line} (details in {_terminal_log})", file=_terminal, flush=True)
 
@@ -89,7 +96,9 @@ def _thread_streams() -> tuple[_ThreadStream, _ThreadStream]:
 def job_log(log, outputs):
     """For a `run:` rule, which runs in a thread inside Snakemake's own process (its file descriptors
     and other threads stay Snakemake's): what this thread prints and warns, its error and what it
-    wrote go to the job's log file."""
+    wrote go to the job's log file. A failure's one-line reason is shown on Snakemake's terminal
+    too, as a script job's is; an expected failure (a damaged file, a full disk) is logged as that
+    line alone, without a traceback."""
     started, streams = time.monotonic(), _thread_streams()
     with open(log[0], "a") as handle:
         for stream in streams:
@@ -97,8 +106,13 @@ def job_log(log, outputs):
         try:
             yield
             report_outputs(outputs, started)
-        except BaseException:
-            traceback.print_exc(file=handle)
+        except BaseException as error:
+            if isinstance(error, ExpectedFailure):
+                print(one_line_reason(error), file=handle, flush=True)
+            else:
+                traceback.print_exc(file=handle)
+            if isinstance(error, Exception):
+                print(f"{one_line_reason(error)} (details in {log[0]})", file=streams[1].stream, flush=True)
             raise
         finally:
             for stream in streams:

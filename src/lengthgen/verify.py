@@ -1,8 +1,9 @@
 """`python -m lengthgen verify`: which files of a finished project can be trusted.
 
-Every result table opens, every model matches the manifest written with it, every prediction
-cache shard matches its checksum, and no intermediate is missing while a file made from it
-exists (from Snakemake's own records in `.snakemake/metadata`). What is damaged is listed with the
+Every result table matches the sha256 written beside it (`FILE.sha256`) and opens, every model
+matches the manifest written with it, every prediction cache shard matches its checksum, every
+training checkpoint its sha256, and no intermediate is missing while a file made from it exists
+(from Snakemake's own records in `.snakemake/metadata`). What is damaged is listed with the
 Snakemake command that makes it, and what was made from it, again.
 """
 
@@ -15,15 +16,16 @@ from pathlib import Path
 
 from .inference.cache import read_shard
 from .models.storage import MANIFEST, unreadable_file, verify_model_directory
-from .records.files import DamagedFile, check_readable, rebuild_target
+from .records.files import SIDECAR, DamagedFile, check_readable, rebuild_target
 
 PREDICTION_RULES = ("icl_predict", "realistic_predict")  # the rules that read the prediction cache
 SKIPPED = ("checkpoints", "logs", "benchmarks")  # resumable state and run records, not results
+CHECKPOINTS = "checkpoints"  # checked apart: a damaged one is set aside by the next job that would resume it
 
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # damaged | missing | cache | unverified (a note: nothing to rebuild)
+    kind: str  # damaged | missing | cache | checkpoint | unverified (a note: nothing to rebuild)
     path: str
     problem: str
     target: str | None = None  # the Snakemake target (or rule) that makes it again
@@ -60,16 +62,41 @@ def check_models(results: Path) -> list[Finding]:
 
 
 def check_tables(results: Path, cache: Path | None) -> list[Finding]:
-    """Every parquet file outside model directories and the prediction cache, read whole."""
+    """Every parquet file outside model directories and the prediction cache, and every other file
+    with a sha256 sidecar: checked against it, then read whole."""
     models = set(model_directories(results))
-    findings = []
-    for path in sorted(results.rglob("*.parquet")):
+    findings, unverified = [], 0
+    written = {p.with_name(p.name.removesuffix(SIDECAR)) for p in results.rglob(f"*{SIDECAR}")}
+    for path in sorted(set(results.rglob("*.parquet")) | {p for p in written if p.exists()}):
         if _skipped(path, results) or path.parent in models or (cache is not None and cache in path.parents):
             continue
         try:
             check_readable(path)
         except DamagedFile as damaged:
             findings.append(Finding("damaged", str(path), damaged.problem, rebuild_target(path)))
+            continue
+        unverified += path not in written
+    if unverified:
+        findings.append(Finding("unverified", str(results), f"{unverified} parquet file(s) without a {SIDECAR} "
+                                                            "(written before tables carried one): they open, their "
+                                                            "content cannot be checked"))
+    return findings
+
+
+def check_checkpoints(results: Path) -> list[Finding]:
+    """Every training checkpoint against its sha256 (or, without one, its archive's CRCs)."""
+    folder = results / CHECKPOINTS
+    if not folder.is_dir():
+        return []
+    from .engine.run import check_checkpoint  # torch: only for a project with checkpoints
+
+    findings = []
+    for path in sorted(folder.rglob("*.pt")):
+        try:
+            check_checkpoint(path)
+        except DamagedFile as damaged:
+            findings.append(Finding("checkpoint", str(path), f"{damaged.problem} (the next job that trains this model "
+                                                             "sets it aside and starts again from step 0)"))
     return findings
 
 
@@ -116,7 +143,7 @@ def verify_project(root=".", results: str = "results", cache: str | None = "resu
     root = Path(root)
     cache_dir = root / cache if cache else None
     found = check_models(root / results) + check_tables(root / results, cache_dir) + check_cache(cache_dir)
-    return found + check_intermediates(root)
+    return found + check_checkpoints(root / results) + check_intermediates(root)
 
 
 def rebuild_command(findings: list[Finding], configfile: str | None = None) -> str | None:
@@ -132,10 +159,10 @@ def report(findings: list[Finding], configfile: str | None = None) -> tuple[str,
     """The text `lengthgen verify` prints, and its exit status (1 when something must be rebuilt)."""
     problems = [f for f in findings if f.kind != "unverified"]
     lines = [f.line() for f in findings]
-    untraced = [f for f in problems if f.target is None]
+    untraced = [f for f in problems if f.target is None and f.kind != "checkpoint"]
     command = rebuild_command(problems, configfile)
     if not problems:
-        return "\n".join(lines + ["lengthgen verify: every result, model and cache shard checks out"]), 0
+        return "\n".join(lines + ["lengthgen verify: every result, model, cache shard and checkpoint checks out"]), 0
     lines.append(f"lengthgen verify: {len(problems)} file(s) damaged or missing")
     if untraced:
         lines.append("not made by this workflow (replace with a good copy): " + " ".join(f.path for f in untraced))

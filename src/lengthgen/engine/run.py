@@ -4,12 +4,19 @@ Shared by every stage that trains (from scratch, pretraining, fine-tuning). Resu
 batch of step s is a pure function of (seed, s), and the checkpoint holds model, optimiser,
 scheduler and RNG state, so a run killed at any point and started again ends with the same
 weights and metrics as one never interrupted.
+
+The checkpoint is written atomically with its sha256 (`state.pt.sha256`); one that differs from
+it, or cannot be read, is named in one warning, set aside (`state.pt.damaged`) and the run starts
+from step 0, which ends with the weights of a run never interrupted. A checkpoint that cannot be
+written (a full disk) stops the job with one line naming it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,9 +24,61 @@ from pathlib import Path
 import torch
 
 from ..devices import pick_device
+from ..records.files import DamagedFile, WriteFailed, atomic_path, reading, sidecar_of, verify_checksum
 from ..records.provenance import canonical_json, config_hash
 from .sequences import IGNORE, length_buckets
 from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
+
+SET_ASIDE = ".damaged"  # suffix given to a checkpoint that failed to verify or load
+CHECKPOINT_KEYS = ("fingerprint", "step", "done", "model", "optimizer", "scheduler", "torch_rng", "cuda_rng",
+                   "history", "best_accuracy", "best_state", "loss_sum", "loss_count")
+SAVE_REMEDY = "free space on its file system and rerun the job: it resumes from the last checkpoint written"
+
+
+class DamagedCheckpointWarning(UserWarning):
+    """A checkpoint that was set aside: its run starts again from step 0."""
+
+
+def check_checkpoint(path) -> bool:
+    """DamagedFile unless `path` matches its sha256 sidecar (True) or, without one (written before
+    they existed), every member of its zip archive matches its CRC (False)."""
+    path = Path(path)
+    with reading(path):
+        if verify_checksum(path):
+            return True
+        try:
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+        except zipfile.BadZipFile as error:
+            raise DamagedFile(path, f"cannot be read (BadZipFile: {error})") from None
+        if bad is not None:
+            raise DamagedFile(path, f"its member {bad} differs from the CRC written with it")
+    return False
+
+
+def load_checkpoint(path, device) -> dict:
+    """A checkpoint's state, checked first; DamagedFile names it when it cannot be trusted."""
+    verified = check_checkpoint(path)
+    try:
+        state = torch.load(path, map_location=device, weights_only=False)
+    except (MemoryError, torch.cuda.OutOfMemoryError):
+        raise  # not the file's fault: it is kept
+    except Exception as error:  # noqa: BLE001 -- torch reports a bad archive as RuntimeError, pickle as anything
+        if verified:
+            raise  # the bytes written: a failure to load them is not damage on disk
+        text = (str(error).strip().splitlines() or [""])[0][:200]
+        raise DamagedFile(path, f"cannot be read ({type(error).__name__}: {text})") from None
+    if not isinstance(state, dict) or any(key not in state for key in CHECKPOINT_KEYS):
+        raise DamagedFile(path, "is not a training checkpoint of this version")
+    return state
+
+
+def set_aside(path: Path) -> None:
+    for file in (path, sidecar_of(path)):
+        try:
+            file.replace(file.with_name(path.name + SET_ASIDE + file.name[len(path.name):]))
+        except FileNotFoundError:
+            pass
 
 
 @dataclass
@@ -72,15 +131,24 @@ class TrainingRun:
     def save_checkpoint(self) -> None:
         if self.checkpoint is None:
             return
-        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.checkpoint.with_suffix(".tmp")
-        torch.save(self._state(), tmp)
-        os.replace(tmp, self.checkpoint)
+        state = self._state()
+        with atomic_path(self.checkpoint, checksum=True, remedy=SAVE_REMEDY) as tmp:
+            try:
+                with open(tmp, "wb") as handle:  # a handle: a full disk is OSError ENOSPC, not torch's RuntimeError
+                    torch.save(state, handle)
+            except RuntimeError as error:
+                raise WriteFailed(self.checkpoint, error, SAVE_REMEDY) from None
 
     def _resume(self) -> int | None:
         if self.checkpoint is None or not self.checkpoint.exists():
             return None
-        state = torch.load(self.checkpoint, map_location=self.device, weights_only=False)
+        try:
+            state = load_checkpoint(self.checkpoint, self.device)
+        except DamagedFile as damaged:
+            set_aside(self.checkpoint)
+            warnings.warn(f"{damaged.path}: {damaged.problem}: set aside as {self.checkpoint.name}{SET_ASIDE}; "
+                          f"run {self.name} starts again from step 0", DamagedCheckpointWarning, stacklevel=2)
+            return None
         if state["fingerprint"] != self.fingerprint:
             return None  # made under other settings: start afresh (it is overwritten at the next save)
         self.model.load_state_dict(state["model"])

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..records.files import DamagedFile, read_table
+from ..records.files import DamagedFile, read_table, sidecar_of
 from ..records.provenance import canonical_json, config_hash
 from ..records.tables import read_provenance, write_parquet
 
@@ -81,10 +81,11 @@ class PredictionCache:
                 continue  # set aside by a concurrent job meanwhile
             except ValueError as reason:
                 set_aside.append(f"{shard} ({reason})")
-                try:
-                    shard.rename(shard.with_name(shard.name + SET_ASIDE))
-                except FileNotFoundError:
-                    pass
+                for file in (shard, sidecar_of(shard)):  # the shard and its sha256 sidecar, if any
+                    try:
+                        file.rename(file.with_name(shard.name + SET_ASIDE + file.name[len(shard.name):]))
+                    except FileNotFoundError:
+                        pass
         if set_aside:
             warnings.warn(f"prediction cache: set aside {len(set_aside)} shard(s) that failed to read or verify, "
                           f"renamed to *{SET_ASIDE}; their entries are computed again: {'; '.join(set_aside)}",

@@ -4,13 +4,17 @@ sha256 that every load checks, and a model's identity."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
-from ..records.files import DamagedFile, check_safetensors, read_json
+from ..records.files import DamagedFile, check_safetensors, read_json, sha256_of
 
-WHOLE_FILE_LIMIT = 64 * 2**20  # larger weight files are fingerprinted by size, head and tail
+WHOLE_FILE_LIMIT = 64 * 2**20  # larger files enter a fingerprint by their sha256, kept in the hash cache
+HASH_CACHE_ENV = "LENGTHGEN_HASH_CACHE"  # the file that keeps them (default ~/.cache/lengthgen/sha256.json)
+HASH_CACHE_ENTRIES = 4096
 MANIFEST = "manifest.sha256"  # each file's sha256 as `sha256sum` writes it (`sha256sum -c` checks it by hand)
 
 
@@ -38,14 +42,6 @@ def readable_by_all(folder: Path) -> None:
     for file in folder.rglob("*"):
         if file.is_file():
             os.chmod(file, 0o666 & ~mask)
-
-
-def sha256_of(path: str | Path, chunk: int = 2**24) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _model_files(folder: Path) -> list[Path]:
@@ -114,21 +110,70 @@ def unreadable_file(folder) -> DamagedFile | None:
     return None
 
 
+def hash_cache_path() -> Path:
+    if os.environ.get(HASH_CACHE_ENV):
+        return Path(os.environ[HASH_CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "lengthgen" / "sha256.json"
+
+
+def _stat_key(file: Path) -> str:
+    """What a change to the file changes: its path, size, modification and status-change times and
+    inode (a same-size edit in place changes the times; a file replaced by another, the inode)."""
+    s = file.stat()
+    return f"{file.resolve()}|{s.st_size}|{s.st_mtime_ns}|{s.st_ctime_ns}|{s.st_ino}"
+
+
+def _load_hash_cache(path: Path) -> dict[str, str]:
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}  # none yet, or unreadable: every large file is hashed again
+    return {k: v for k, v in entries.items() if isinstance(v, str) and len(v) == 64} if isinstance(entries, dict) else {}
+
+
+def _store_hash_cache(path: Path, entries: dict[str, str]) -> None:
+    """Written atomically; a concurrent job's entries may be lost (they are hashed again), never mixed."""
+    entries = dict(list(entries.items())[-HASH_CACHE_ENTRIES:])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(entries, handle)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache only: a read-only home or a full disk costs time, not correctness
+
+
+def large_file_sha256(file: Path) -> str:
+    """The sha256 of a whole large file, computed once per (path, size, times, inode) and kept in
+    the hash cache so that a model's identity costs a stat per file on later runs."""
+    cache = hash_cache_path()
+    entries = _load_hash_cache(cache)
+    key = _stat_key(file)
+    if key not in entries:
+        digest = sha256_of(file)
+        if key == _stat_key(file):  # unchanged while it was read
+            entries = {k: v for k, v in _load_hash_cache(cache).items() if not k.startswith(f"{file.resolve()}|")}
+            entries[key] = digest
+            _store_hash_cache(cache, entries)
+        return digest
+    return entries[key]
+
+
 def directory_fingerprint(path: str | Path) -> str:
     """Content hash of a local model directory (weights, config, tokenizer; not its manifest): a
-    retrained model saved at the same path gets a new identity, a copy of the same model keeps it."""
+    retrained model saved at the same path gets a new identity, a copy of the same model keeps it.
+    Every byte counts: files up to WHOLE_FILE_LIMIT are hashed in, larger ones by their sha256."""
     digest = hashlib.sha256()
     for file in sorted(p for p in Path(path).rglob("*") if p.is_file() and p.name != MANIFEST):
         digest.update(file.relative_to(path).as_posix().encode())
         size = file.stat().st_size
         digest.update(str(size).encode())
-        with open(file, "rb") as handle:
-            if size <= WHOLE_FILE_LIMIT:
-                digest.update(handle.read())
-            else:
-                digest.update(handle.read(2**20))
-                handle.seek(size - 2**20)
-                digest.update(handle.read())
+        if size <= WHOLE_FILE_LIMIT:
+            digest.update(file.read_bytes())
+        else:
+            digest.update(b"sha256:" + large_file_sha256(file).encode())
     return digest.hexdigest()[:16]
 
 

@@ -1,19 +1,39 @@
-"""Reading files from disk: one that cannot be read stops with one line naming it and what to do.
+"""Reading and writing files on disk: one that cannot be read or written stops with one line naming
+it and what to do.
 
 Every reader of parquet tables, safetensors weights and JSON config files goes through here, so
 a truncated or damaged file is reported as `DamagedFile` ("PATH: cannot be read (...): delete
 it and rerun the target: snakemake TARGET") instead of a library's traceback without the path.
+
+Every file written with `atomic_path(..., checksum=True)` (each parquet table, each training
+checkpoint) gets a sidecar `FILE.sha256` in `sha256sum` format, and every read through here checks
+it before any library parses the file: a changed bit is `DamagedFile`, not a wrong number (or a
+parser's crash). Ordering: the new file is written and hashed under a temporary name, the old
+sidecar removed, the file renamed into place, then its sidecar written (atomically too). A crash
+in between leaves a file without a sidecar (read unverified, as files written before sidecars),
+never a fresh file beside a stale sidecar. The sidecar also notes the file's inode: a path that
+is a link to another file (an entry of Snakemake's between-workflow cache that another workflow
+made, linked in where a sidecar of an older file lies) is not checked against it. A failed write
+(a full disk) is `WriteFailed`, naming the file.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import os
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..runtime import ExpectedFailure
 
 RESULTS = "results"  # the workflow's output folder: what lies under it, Snakemake can make again
+SIDECAR = ".sha256"  # FILE.sha256 beside FILE: its sha256 as `sha256sum` writes it
+INODE_NOTE = "# written as inode "  # the sidecar's second line, a comment that `sha256sum -c` skips
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 class DamagedFile(ExpectedFailure, ValueError):
@@ -49,6 +69,22 @@ def remedy_for(path, owner=None) -> str:
     return f"delete {what} and rerun the target: snakemake {target}"
 
 
+class WriteFailed(ExpectedFailure, OSError):
+    """A file that could not be written (a full disk, a folder without write permission)."""
+
+    def __init__(self, path, error: BaseException, remedy: str | None = None):
+        self.path = Path(path)
+        if getattr(error, "errno", None) == errno.ENOSPC or os.strerror(errno.ENOSPC) in str(error):  # pyarrow: in its text
+            reason, fix = "no space left on device", "free space on its file system"
+        else:
+            text = (str(error).strip().splitlines() or [""])[0][:200]
+            reason = f"{type(error).__name__}: {text}" if text else type(error).__name__
+            fix = "check that its folder can be written and has free space"
+        target = rebuild_target(path)
+        remedy = remedy or (f"{fix} and rerun the target: snakemake {target}" if target else f"{fix} and rerun")
+        super().__init__(f"{path}: cannot be written ({reason}): {remedy}")
+
+
 def _problem(error: BaseException) -> str:
     if isinstance(error, FileNotFoundError):
         return "missing"
@@ -76,7 +112,7 @@ def reading(path):
     """Turn any failure to read `path` inside the block into DamagedFile naming it."""
     try:
         yield
-    except DamagedFile:
+    except ExpectedFailure:
         raise
     except BaseException as error:
         if isinstance(error, _read_errors()) or type(error).__name__ == "PanicException":
@@ -84,11 +120,129 @@ def reading(path):
         raise
 
 
+# -- checksums -------------------------------------------------------------------------------------
+
+def sidecar_of(path) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR)
+
+
+def sha256_of(path, chunk: int = 2**24) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_sidecar(path) -> tuple[str, str | None] | None:
+    """The sha256 written with `path` and the inode (`DEV:INO`) it was written as (None: no
+    sidecar, a file written before they existed)."""
+    sidecar = sidecar_of(path)
+    try:
+        text = sidecar.read_text()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DamagedFile(sidecar, _problem(error), owner=path) from None
+    first, *rest = text.splitlines() or [""]
+    digest, _, name = first.partition("  ")
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or name != Path(path).name:
+        raise DamagedFile(sidecar, f"is not `SHA256  {Path(path).name}`", owner=path)
+    inode = next((line.removeprefix(INODE_NOTE) for line in rest if line.startswith(INODE_NOTE)), None)
+    return digest, inode
+
+
+def _inode(stat: os.stat_result) -> str:
+    return f"{stat.st_dev}:{stat.st_ino}"
+
+
+_VERIFIED: dict[str, tuple] = {}  # file -> its and its sidecar's (size, mtime) when last verified
+
+
+def verify_checksum(path) -> bool:
+    """Check `path` against its sidecar: DamagedFile when it differs. False: no sidecar to check."""
+    path = Path(path)
+    try:
+        state = tuple((s.st_size, s.st_mtime_ns, s.st_ino) for s in (path.stat(), sidecar_of(path).stat()))
+    except FileNotFoundError:
+        if not path.exists():
+            raise DamagedFile(path, "missing") from None
+        return False  # no sidecar
+    key = str(path.absolute())
+    if _VERIFIED.get(key) == state:
+        return True
+    recorded = read_sidecar(path)
+    if recorded is None:
+        return False
+    digest, inode = recorded
+    if path.is_symlink() and inode is not None and inode != _inode(path.stat()):
+        # A link to a file other than the one written here: Snakemake's between-workflow cache
+        # links an entry another workflow made. (A file it moved into the cache keeps its inode.)
+        return False
+    with reading(path):
+        actual = sha256_of(path)
+    if actual != digest:
+        raise DamagedFile(path, f"differs from the sha256 in {sidecar_of(path).name}, written with it")
+    _VERIFIED[key] = state
+    return True
+
+
+# -- writing -----------------------------------------------------------------------------------------
+
+def _write_text_atomically(path: Path, text: str) -> None:
+    """OSError when it cannot be written (the caller names the file it belongs to)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike, checksum: bool = False, remedy: str | None = None):
+    """Yield a temporary path beside `path`; rename it into place only if the block succeeds.
+
+    checksum: write the sidecar `path.sha256` too (after the file: see the module's docstring).
+    A failure to write (a full disk) is WriteFailed naming `path` (`remedy`: what to do then)."""
+    path = Path(path)
+    sidecar = sidecar_of(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError as error:
+        raise WriteFailed(path, error, remedy) from None
+    try:
+        yield Path(tmp)
+        digest = sha256_of(tmp) if checksum else None
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's private 0600 would hide results from the rest of a group
+        inode = _inode(os.stat(tmp))
+        sidecar.unlink(missing_ok=True)  # never a fresh file beside the sidecar of an old one
+        os.replace(tmp, path)
+        if digest is not None:
+            _write_text_atomically(sidecar, f"{digest}  {path.name}\n{INODE_NOTE}{inode}\n")
+    except ExpectedFailure:
+        raise
+    except OSError as error:
+        raise WriteFailed(path, error, remedy) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
 def read_table(path, columns=None):
     """A parquet file as a pyarrow Table."""
     import pyarrow.parquet as pq
 
     with reading(path):
+        verify_checksum(path)
         return pq.read_table(path, columns=columns)
 
 
@@ -97,6 +251,7 @@ def read_frame(path, columns=None):
     import polars as pl
 
     with reading(path):
+        verify_checksum(path)
         return pl.read_parquet(path, columns=columns)
 
 
@@ -105,6 +260,7 @@ def read_schema(path):
     import pyarrow.parquet as pq
 
     with reading(path):
+        verify_checksum(path)
         return pq.read_schema(path)
 
 
@@ -124,12 +280,17 @@ def check_safetensors(path) -> None:
 def check_readable(path) -> None:
     """Read a file this project writes, whole: parquet, safetensors, JSON (others: their bytes)."""
     name = Path(path).name
-    if name.endswith(".parquet"):
+    if name.endswith(".parquet"):  # its sidecar checked before it is parsed
         read_table(path)
     elif name.endswith(".safetensors"):
+        with reading(path):
+            verify_checksum(path)
         check_safetensors(path)
     elif name.endswith(".json"):
+        with reading(path):
+            verify_checksum(path)
         read_json(path)
     else:
         with reading(path):
-            Path(path).read_bytes()
+            if not verify_checksum(path):
+                Path(path).read_bytes()

@@ -3,36 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from contextlib import contextmanager
-from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .files import read_schema
+from .files import atomic_path, read_schema
 
 PROVENANCE_KEY = b"lengthgen.provenance"
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-@contextmanager
-def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path beside `path`; rename it into place only if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's private 0600 would hide results from the rest of a group
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_text(path, text: str) -> None:
@@ -41,12 +19,13 @@ def write_text(path, text: str) -> None:
 
 
 def write_parquet(table: pa.Table | pl.DataFrame, path, provenance: dict) -> None:
-    """Write `table` with the provenance record in its schema metadata, atomically."""
+    """Write `table` with the provenance record in its schema metadata, atomically, with its sha256
+    in the sidecar `path.sha256` that every read through `records.files` checks."""
     if isinstance(table, pl.DataFrame):
         table = table.to_arrow()
     metadata = dict(table.schema.metadata or {})
     metadata[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True, default=str).encode()
-    with atomic_path(path) as tmp:
+    with atomic_path(path, checksum=True) as tmp:
         pq.write_table(table.replace_schema_metadata(metadata), tmp)
 
 
