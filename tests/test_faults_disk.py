@@ -221,7 +221,7 @@ SECTION = {
     "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 10, "eval_every": 5,
                  "warmup_steps": 2, "schedule": "linear", "precision": "fp32", "checkpoint_every": 5,
                  "eval_examples": 16, "eval_batch_size": 16, "length_buckets": 1, "warmup_ratio": None,
-                 "max_grad_norm": 1.0, "early_stop": False},
+                 "max_grad_norm": 1.0, "early_stop": False, "patience": None},
     "eos": {"train": True, "score": False},
 }
 

@@ -186,7 +186,7 @@ def backward_copier():
                "training": {"lr": 2e-3, "weight_decay": 0.01, "batch_size": 32, "max_steps": 3000, "eval_every": 100,
                             "warmup_steps": 200, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10**6,
                             "eval_examples": 200, "eval_batch_size": 256, "length_buckets": 1, "warmup_ratio": None,
-                            "max_grad_norm": 1.0, "early_stop": True},
+                            "max_grad_norm": 1.0, "early_stop": True, "patience": None},
                "eos": {"train": True, "score": False}}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a few times faster for a model this small, and the same model every time

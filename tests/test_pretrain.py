@@ -42,7 +42,7 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
                "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "warmup_steps": 1, "eval_every": 3,
                             "checkpoint_every": 3, "precision": "fp32", "schedule": "linear", "weight_decay": 0.01,
                             "eval_examples": 8, "eval_batch_size": 4, "length_buckets": 1,
-                            "warmup_ratio": None, "max_grad_norm": 1.0, "early_stop": False}}
+                            "warmup_ratio": None, "max_grad_norm": 1.0, "early_stop": False, "patience": None}}
     summary = pretrain(section, tmp_path / "model", tmp_path / "ckpt", progress=False)
     assert summary["steps"] == 6 and summary["tokens_seen"] == 6 * 4 * 96 and len(summary["corpus_hash"]) == 16
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "model")

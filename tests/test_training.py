@@ -22,7 +22,7 @@ SECTION = {
     "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 120, "eval_every": 20,
                  "warmup_steps": 5, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10,
                  "eval_examples": 32, "eval_batch_size": 64, "length_buckets": 1, "warmup_ratio": None,
-                 "max_grad_norm": 1.0, "early_stop": True},
+                 "max_grad_norm": 1.0, "early_stop": True, "patience": None},
     "eos": {"train": True, "score": False},
 }
 JOB = """
@@ -415,3 +415,36 @@ def test_bf16_trains_and_scores_close_to_fp32_with_fp32_weights():
                 clear += 1
                 assert a == b
     assert clear > 150  # most of the 317 answer tokens
+
+
+@pytest.mark.parametrize(("patience", "stopped_at"), [(2, 4), (3, 8), (None, 9)])
+def test_a_run_stops_after_patience_evaluations_without_a_better_accuracy(tmp_path, patience, stopped_at):
+    """Accuracies 0.3, 0.6, 0.6, 0.5, then 0.7 five times: an equal accuracy is no improvement, so
+    with patience 2 the run stops at evaluation 4 (two since 0.6), with 3 it reaches 0.7 and stops
+    at 8, without patience it runs to max_steps (9). A run resumed from a checkpoint stops at the same step."""
+    from lengthgen.engine.run import TrainingRun
+
+    batch, accuracies = copy_batch(), [0.3, 0.6, 0.6, 0.5, 0.7, 0.7, 0.7, 0.7, 0.7]
+
+    def new_run(checkpoint_dir=None):
+        model = build_model("ape", vocab_size(10), 24, layers=1, heads=2, d_model=16, seed=1)
+        settings = train_settings(lr=1e-2, max_steps=9, eval_every=1, checkpoint_every=1, keep="best",
+                                  patience=patience)
+        run = TrainingRun(model, settings, lambda step: batch, lambda m: accuracies[len(run.history.accuracies)],
+                          checkpoint_dir, {}, device=torch.device("cpu"))
+        return run
+
+    run = new_run()
+    while run.step():
+        pass
+    assert run.step_count == stopped_at and run.history.accuracies == accuracies[:stopped_at]
+    assert run.best_accuracy == max(accuracies[:stopped_at])
+
+    first = new_run(tmp_path / "ckpt")
+    for _ in range(3):
+        first.step()
+    resumed = new_run(tmp_path / "ckpt")
+    assert resumed.resumed_from == 3
+    while resumed.step():
+        pass
+    assert resumed.step_count == stopped_at and resumed.history.accuracies == accuracies[:stopped_at]

@@ -235,7 +235,16 @@ class TrainingRun:
             self.best_accuracy = accuracy
             if self.settings.keep == "best":
                 self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-        return self.settings.early_stop and accuracy >= 1.0
+        return (self.settings.early_stop and accuracy >= 1.0) or self.out_of_patience()
+
+    def out_of_patience(self) -> bool:
+        """No better validation accuracy for `patience` evaluations in a row. Read from the history
+        (the last improvement is where its maximum is first reached), so a resumed run stops where
+        an uninterrupted one does."""
+        patience, accuracies = self.settings.patience, self.history.accuracies
+        if patience is None or not accuracies:
+            return False
+        return len(accuracies) - 1 - accuracies.index(max(accuracies)) >= patience
 
     def final_model(self):
         """The model to keep: the last weights, or the best by validation accuracy."""

@@ -30,6 +30,7 @@ class TrainSettings:
     length_buckets: int  # micro-batches of similar lengths per step (same gradient, less padding)
     max_grad_norm: float | None  # gradient clipping by global norm (None: none)
     early_stop: bool  # stop once validation accuracy reaches 1.0
+    patience: int | None  # stop after this many evaluations without a better validation accuracy
     keep: str  # "last" or "best" (by validation accuracy)
 
     @property
