@@ -8,6 +8,7 @@ import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from lengthgen.cli import main
 from lengthgen.records.tables import write_parquet
@@ -51,13 +52,40 @@ def test_runtimes_prints_per_rule_totals_longest_first(tmp_path, capsys):
     write_benchmark(benchmarks, "scratch_train/UF/ape/seed0", 10.0, 8.0, 500.0)
     write_benchmark(benchmarks, "scratch_train/UR/ape/seed0", 30.0, 25.0, 700.0)
     write_benchmark(benchmarks, "data/tokens/UF/9-12/seed0", 2.5, 1.0, 100.0)
-    assert main(["runtimes", str(benchmarks)]) == 0
+    assert main(["runtimes", str(benchmarks), "--workdir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "| rule | jobs | total_seconds | longest_seconds | cpu_seconds | peak_rss_mb |",
         "|---|---|---|---|---|---|",
         "| scratch_train | 2 | 40.0 | 30.0 | 33.0 | 700.0 |",
         "| data | 1 | 2.5 | 2.5 | 1.0 | 100.0 |",
+        "total: 42 job-seconds in 3 benchmarked jobs; no Snakemake log, so no wall time",
     ]
+
+
+SNAKEMAKE_LOG = """Building DAG of jobs...
+[Wed Dec  2 18:12:29 2026]
+localrule data:
+[Wed Dec  2 18:16:38 2026]
+Finished jobid: 46 (Rule: scratch_train)
+[Wed Dec  2 18:47:07 2026]
+Finished jobid: 0 (Rule: all)
+{done}
+"""
+
+
+@pytest.mark.parametrize(("done", "state"), [("132 of 132 steps (100%) done", ""), ("7 of 132 steps (5%) done",
+                                                                                   ", unfinished")])
+def test_runtimes_ends_with_the_wall_time_of_the_last_run(tmp_path, capsys, done, state):
+    """From the first to the last job event of the newest Snakemake log (an older one is not read)."""
+    write_benchmark(tmp_path / "benchmarks", "scratch_train/UF/ape/seed0", 10.0, 8.0, 500.0)
+    logs = tmp_path / ".snakemake" / "log"
+    logs.mkdir(parents=True)
+    (logs / "2026-12-01T100000.000000.snakemake.log").write_text("[Tue Dec  1 10:00:00 2026]\n[Tue Dec  1 12:00:00 2026]\n")
+    (logs / "2026-12-02T181226.375915.snakemake.log").write_text(SNAKEMAKE_LOG.format(done=done))
+    assert main(["runtimes", str(tmp_path / "benchmarks"), "--workdir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "total: 10 job-seconds in 1 benchmarked jobs; wall time of the last run 34 min 38 s "
+        f"(2026-12-02T181226.375915.snakemake.log{state})")
 
 
 def test_runtimes_of_a_folder_without_benchmarks_says_so(tmp_path):

@@ -16,6 +16,7 @@ def main(argv=None) -> int:
     show.add_argument("file")
     times = commands.add_parser("runtimes", help="per rule, the run time of a workflow's jobs (from its benchmarks)")
     times.add_argument("folder", nargs="?", default="results/benchmarks")
+    times.add_argument("--workdir", default=".", help="the workflow directory, whose .snakemake/log gives the wall time")
     check = commands.add_parser("verify", help="check that every result, model, cache shard and checkpoint of a "
                                                "project can be trusted; print the Snakemake command that rebuilds "
                                                "what cannot")
@@ -41,10 +42,12 @@ def main(argv=None) -> int:
         return status
     if args.command == "runtimes":
         from .records.tables import to_markdown
-        from .results.runtimes import runtimes
+        from .results.runtimes import runtimes, totals_line
 
         try:
-            print(to_markdown(runtimes(args.folder), float_digits=1), end="")
+            table = runtimes(args.folder)
+            print(to_markdown(table, float_digits=1), end="")
+            print(totals_line(table, args.workdir))
         except (OSError, ValueError) as error:
             print(f"lengthgen: {error}", file=sys.stderr)
             return 2
