@@ -22,6 +22,7 @@ from lengthgen.records.tables import read_provenance, write_parquet, write_table
 from lengthgen.runtime import job_log
 from lengthgen.tasks import get_task
 from lengthgen.verify import report, verify_project
+from tiny_models import tiny_training_section
 
 TABLE = "results/tables/scratch.parquet"
 CHECKPOINT = "results/checkpoints/scratch/NB/nope/seed0/state.pt"
@@ -215,15 +216,8 @@ def test_a_full_disk_in_a_run_rule_is_one_line_in_its_log_and_on_the_terminal(tm
 
 # -- (a) training checkpoints carry their sha256 ---------------------------------------------------------
 
-SECTION = {
-    "data": {"alphabet_size": 5, "pool_fraction": None}, "train_lengths": "1-6", "max_length": 10,
-    "model": {"layers": 1, "heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
-    "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 10, "eval_every": 5,
-                 "warmup_steps": 2, "schedule": "linear", "precision": "fp32", "checkpoint_every": 5,
-                 "eval_examples": 16, "eval_batch_size": 16, "length_buckets": 1, "warmup_ratio": None,
-                 "max_grad_norm": 1.0, "early_stop": False, "patience": None},
-    "eos": {"train": True, "score": False},
-}
+SECTION = tiny_training_section(max_steps=10, eval_every=5, warmup_steps=2, checkpoint_every=5, eval_examples=16,
+                                eval_batch_size=16, early_stop=False)
 
 
 def build(root, name=MODEL):

@@ -15,16 +15,9 @@ from lengthgen.engine.sequences import IGNORE, collate, encode_example
 from lengthgen.models.builders import build_model
 from lengthgen.models.vocab import BOS, EOS, SEP, symbol_id, vocab_size
 from lengthgen.tasks import LengthBin, get_task
+from tiny_models import tiny_training_section
 
-SECTION = {
-    "data": {"alphabet_size": 5, "pool_fraction": None}, "train_lengths": "1-6", "max_length": 10,
-    "model": {"layers": 1, "heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
-    "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 120, "eval_every": 20,
-                 "warmup_steps": 5, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10,
-                 "eval_examples": 32, "eval_batch_size": 64, "length_buckets": 1, "warmup_ratio": None,
-                 "max_grad_norm": 1.0, "early_stop": True, "patience": None},
-    "eos": {"train": True, "score": False},
-}
+SECTION = tiny_training_section()
 JOB = """
 import json, sys, torch
 torch.set_num_threads(1)

@@ -44,3 +44,17 @@ def save_tiny_model(path, **shape):
     tiny_model(**shape).save_pretrained(path)
     TOKENIZER.save_pretrained(path)
     return path
+
+
+def tiny_training_section(**training) -> dict:
+    """The job parameters of a tiny from-scratch run (one layer, d_model 16, alphabet 5), every
+    training setting given, as a rule's params give them; `training` overrides some."""
+    return {
+        "data": {"alphabet_size": 5, "pool_fraction": None}, "train_lengths": "1-6", "max_length": 10,
+        "model": {"layers": 1, "heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
+        "training": {"lr": 3e-3, "weight_decay": 0.01, "batch_size": 8, "max_steps": 120, "eval_every": 20,
+                     "warmup_steps": 5, "schedule": "linear", "precision": "fp32", "checkpoint_every": 10,
+                     "eval_examples": 32, "eval_batch_size": 64, "length_buckets": 1, "warmup_ratio": None,
+                     "max_grad_norm": 1.0, "early_stop": True, "patience": None, **training},
+        "eos": {"train": True, "score": False},
+    }
