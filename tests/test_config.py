@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from lengthgen.config import ConfigError, load_schema, validate_config
+from lengthgen.tasks import LengthBin
 from snakemake_runner import SNAKEFILE
 
 SMOKE = yaml.safe_load(open(__import__("conftest").REPO / "configs" / "smoke.yaml"))
@@ -106,24 +107,31 @@ def test_lengths_per_family():
         validate_config(config)
 
 
-def test_long_finetune_preset_changes_only_the_default_fine_tuning_budget():
-    """configs/finetune_long.yaml is quoted beside the default's fine-tuned table as the same
-    experiment with more steps: it must not drift from config.yaml in anything else."""
+def test_the_fine_tuning_preset_is_the_default_stage_alone():
+    """configs/finetune_only.yaml measures the default's fine-tuning over more seeds: it must not
+    drift from config.yaml's stage."""
     repo = __import__("conftest").REPO
     default = validate_config(yaml.safe_load(open(repo / "config.yaml")), check_availability=False)
-    long = validate_config(yaml.safe_load(open(repo / "configs" / "finetune_long.yaml")), check_availability=False)
-    assert long["tasks"] == default["tasks"] and long["seeds"] == default["seeds"]
-    assert long["data"]["finetune"] == default["data"]["finetune"]
-    assert long["models"] == default["models"]
-    budget = ("batch_size", "max_steps")
-    assert {k: v for k, v in long["finetune"]["training"].items() if k not in budget} == \
-        {k: v for k, v in default["finetune"]["training"].items() if k not in budget}
-    assert {k: v for k, v in long["finetune"].items() if k != "training"} == \
-        {k: v for k, v in default["finetune"].items() if k != "training"}
-    steps = {c["finetune"]["training"]["batch_size"] * c["finetune"]["training"]["max_steps"] for c in (default, long)}
-    assert max(steps) == 4 * min(steps)
-    assert not long["scratch"]["enabled"] and not long["icl"]["models"]
+    alone = validate_config(yaml.safe_load(open(repo / "configs" / "finetune_only.yaml")), check_availability=False)
+    assert alone["tasks"] == default["tasks"] and alone["seeds"] == default["seeds"]
+    assert alone["data"]["finetune"] == default["data"]["finetune"] and alone["models"] == default["models"]
+    assert alone["finetune"] == default["finetune"]
+    assert not alone["scratch"]["enabled"] and not alone["icl"]["models"] and not alone["mechanism"]["models"]
 
+
+def test_the_default_fine_tunes_to_a_stopping_rule_and_tests_at_two_and_four_times():
+    """Paper 4.3 as the default runs it: a patience and a step ceiling, out-of-distribution bins
+    reaching 2x and 4x the longest training length, at least 300 examples per bin."""
+    repo = __import__("conftest").REPO
+    config = validate_config(yaml.safe_load(open(repo / "config.yaml")), check_availability=False)
+    stage = config["finetune"]
+    assert stage["training"]["patience"] and stage["training"]["max_steps"] >= 3000
+    for family, bins in stage["test_bins"].items():
+        longest = LengthBin.parse(stage["train_lengths"][family]).high
+        assert bins[0] == stage["train_lengths"][family]
+        assert [LengthBin.parse(b).high for b in bins[1:]] == [pytest.approx(2 * longest, abs=1),
+                                                                pytest.approx(4 * longest, abs=2)]
+    assert config["data"]["finetune"]["examples"] >= 300
 
 def test_a_fine_tuning_job_reads_its_own_task_and_epochs_become_steps():
     """The section a fine-tuning job (and bench/finetune_curve.py) gets: its task's data settings and

@@ -4,6 +4,7 @@ each outcome (shown, contradicted, not distinguishable from noise, not run)."""
 import polars as pl
 import pytest
 
+from lengthgen.lengthbins.table import beyond_training
 from lengthgen.results.findings import (
     BOTH_FAIL,
     CONTRADICTED,
@@ -34,9 +35,15 @@ def pair(first, second, first_value, second_value, p, low=None, high=None, **key
             "significant": p < 0.05, "verdict": "(the stage's own line)", **keys}
 
 
-def bins_pairs(rows: list[dict], system="ape") -> pl.DataFrame:
-    """A scratch_pairs / finetune_pairs table: retrieval's longest bin is 31-45, copying's 26-32."""
-    return pl.DataFrame([{"system": system, "measure": "teacher_forced", **r} for r in rows])
+def bins_pairs(rows: list[dict], system="ape", train_lengths=None) -> pl.DataFrame:
+    """A scratch_pairs / finetune_pairs table: retrieval's longest bin is 31-45, copying's 26-32;
+    with train_lengths (family -> "3-20"), each row's `beyond_training`."""
+    frame = pl.DataFrame([{"system": system, "measure": "teacher_forced", **r} for r in rows])
+    if train_lengths:
+        frame = frame.with_columns(pl.struct("family", "bin").map_elements(
+            lambda r: beyond_training(r["bin"], train_lengths[r["family"]]), return_dtype=pl.Boolean)
+            .alias("beyond_training"))
+    return frame
 
 
 def above(first, second, first_value, second_value, p, bin_="31-45", family="retrieval"):
@@ -165,13 +172,39 @@ def test_fine_tuning_each_outcome():
         above("NLFirst", "NLLast", 0.97, 0.69, SIGNIFICANT, bin_="21-40"),
         above("UF", "NF", 0.9, 0.85, NOT_SIGNIFICANT, bin_="13-25", family="copying"),
         mirror("UR", "UL", 1.0, 0.4, 0.5, 0.7, bin_="3-20"),  # in distribution: not the finding's bin
-    ], system="embedded")
+    ], system="embedded", train_lengths={"retrieval": "3-20", "copying": "2-12"})
     frame = fine_tuning_finding(table)
     assert verdicts(frame, "agree out of distribution") == ([SHOWN, CONTRADICTED], [CONTRADICTED])
-    assert verdicts(frame, "stay below") == ([SHOWN, NOISE], [NOISE])
+    assert verdicts(frame, "stay below") == ([SHOWN, NOISE], [SHOWN, NOISE])  # each bin its own verdict
     nl = frame.filter(pl.col("first") == "NLFirst").row(0, named=True)
     assert (nl["paper_first"], nl["paper_second"]) == (0.97, 0.69)  # the authors' GPT-2, 51-100 pairs
     assert set(fine_tuning_finding(None)["verdict"]) == {NOT_RUN}
+
+
+def test_fine_tuning_is_judged_on_every_bin_beyond_training_each_bin_its_own_family():
+    """Shown at 2x, contradicted at 4x: two verdicts, not one; the training bin is left out, and
+    Holm runs over each bin's comparisons only."""
+    def split(bin_, nr, nl, p_first, p_last):
+        return [mirror("NRFirst", "NLFirst", nr, nl, -0.05, 0.05, bin_=bin_),
+                above("NRFirst", "NRLast", nr, 0.5, p_first, bin_=bin_),
+                above("NLFirst", "NRLast", nl, 0.5, p_last, bin_=bin_)]
+
+    bins = split("3-20", 1.0, 1.0, 0.5, 0.5) + split("21-40", 0.95, 0.95, 0.001, 0.03) + \
+        split("41-80", 0.2, 0.2, 0.001, 0.001)
+    # without the column (an older table), every bin but the shortest; with it, the same here
+    assert fine_tuning_finding(bins_pairs(bins, system="embedded")).equals(
+        fine_tuning_finding(table := bins_pairs(bins, system="embedded", train_lengths={"retrieval": "3-20"})))
+    frame = fine_tuning_finding(table)
+    assert sorted(set(frame["length"])) == ["21-40", "41-80"]
+    by_bin = {b: g for (b,), g in frame.group_by(["length"])}
+    assert by_bin["21-40"]["claim_verdict"].to_list() == [SHOWN] * 3
+    above_41 = by_bin["41-80"].filter(pl.col("kind") == "above")
+    assert above_41["verdict"].to_list() == [CONTRADICTED] * 2 and set(above_41["family_size"]) == {2}
+    # Holm over the 21-40 pair only: 0.03 stays below 0.05 (over all four ps of both bins it would not)
+    assert by_bin["21-40"].filter(pl.col("kind") == "above")["p_holm"].to_list() == pytest.approx([0.002, 0.03])
+    assert frame["family"].n_unique() == 4
+    glance = findings_markdown(frame).split("## The comparisons")[0]
+    assert glance.count("| 21-40 |") == 2 and glance.count("| 41-80 |") == 2
 
 
 # -- 4, 5: realistic tasks ------------------------------------------------------------------------

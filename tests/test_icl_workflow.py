@@ -131,9 +131,9 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     jobs = planned_jobs(tmp_path, config)
     assert [w for rule, w in jobs if rule == "finetune_eval"] == [{"model": "tiny", "task": "UF", "seed": "0"}]
     assert [w for rule, w in jobs if rule == "mechanism"] == [{"subject": "finetune-tiny-UF-seed0"}]
-    assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "finetune_pairs", "comparison_table",
-                                          "figure_finetune", "figure_comparison", "mechanism", "heads_table",
-                                          "patching_table", "mechanism_pairs", "findings", "figure_mechanism",
+    assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "finetune_pairs", "finetune_places",
+                                          "comparison_table", "figure_finetune", "figure_comparison", "mechanism",
+                                          "heads_table", "patching_table", "mechanism_pairs", "findings", "figure_mechanism",
                                           "tables_index", "all"}
     # Other fine-tuning settings: every fine-tuned model, and only what follows from them.
     config["finetune"]["training"]["lr"] = 2e-3

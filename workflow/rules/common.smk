@@ -106,6 +106,7 @@ TABLES_MADE = {
     "icl_pairs": ("icl_pairs", CATEGORIES["icl"], lambda: icl_enabled()),
     "finetune": ("finetune_table", CATEGORIES["finetune"], lambda: finetune_enabled()),
     "finetune_pairs": ("finetune_pairs", CATEGORIES["finetune"], lambda: finetune_enabled()),
+    "finetune_places": ("finetune_places", CATEGORIES["finetune"], lambda: finetune_enabled()),
     "comparison": ("comparison_table", CATEGORIES["comparison"], lambda: comparison_enabled()),
     "heads": ("heads_table", CATEGORIES["mechanism"], lambda: mechanism_enabled()),
     "patching": ("patching_table", CATEGORIES["mechanism"], lambda: mechanism_enabled()),
@@ -464,8 +465,14 @@ def finetune_eval_inputs():
             for f in finetune_eval_data(SimpleNamespace(task=name, seed=seed))]
 
 
+def finetune_tables_params():
+    """The fine-tuning tables' one config slice: bins, the stage, seeds, tasks and its models."""
+    return {"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
+            "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}}
+
+
 def finetune_outputs():
-    outputs = list(rules.finetune_table.output) if finetune_enabled() else []
+    outputs = list(rules.finetune_table.output) + list(rules.finetune_places.output) if finetune_enabled() else []
     return outputs + (list(rules.comparison_table.output) if comparison_enabled() else [])
 
 

@@ -49,8 +49,7 @@ rule finetune_table:
     output:
         **table_outputs("finetune"),
     params:
-        section={"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
-                 "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}},
+        section=finetune_tables_params(),
     log:
         log_path("finetune_table"),
     run:
@@ -67,8 +66,7 @@ rule finetune_pairs:
     output:
         **table_outputs("finetune_pairs"),
     params:
-        section={"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
-                 "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}},
+        section=finetune_tables_params(),
     log:
         log_path("finetune_pairs"),
     run:
@@ -76,6 +74,22 @@ rule finetune_pairs:
 
         with job_log(log, output):
             write_finetune_pairs(input.evals, input.data, params.section, output)
+
+
+rule finetune_places:
+    input:
+        evals=finetune_evals(),
+    output:
+        **table_outputs("finetune_places"),
+    params:
+        section=finetune_tables_params(),
+    log:
+        log_path("finetune_places"),
+    run:
+        from lengthgen.finetune.tables import write_finetune_places
+
+        with job_log(log, output):
+            write_finetune_places(input.evals, params.section, output)
 
 
 rule comparison_table:

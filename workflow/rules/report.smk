@@ -15,6 +15,7 @@ localrules:
     icl_pairs,
     finetune_table,
     finetune_pairs,
+    finetune_places,
     comparison_table,
     figure_scratch,
     figure_icl,

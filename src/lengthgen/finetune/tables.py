@@ -1,8 +1,10 @@
 """The fine-tuning table: accuracy per (model, task, bin) with the theory's verdict; the pairs of
-tasks compared on the same bins with their tests (`finetune_pairs`)."""
+tasks compared on the same bins with their tests (`finetune_pairs`); copying scored by source place
+(`finetune_places`)."""
 
 from __future__ import annotations
 
+from ..lengthbins.places import PLACE_EVAL_COLUMNS, place_accuracy, places_markdown
 from ..lengthbins.table import (
     PAIR_EVAL_COLUMNS,
     accuracy_intervals,
@@ -32,5 +34,16 @@ def write_finetune_pairs(eval_paths, data_paths, section: dict, outputs) -> None
     """Every pair of tasks the theory compares, per model and bin (paired where the data files show
     the same inputs)."""
     provenance = collect(section)
-    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths))
+    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths),
+                      section["finetune"]["train_lengths"])
     write_table(pairs, outputs, provenance, markdown=pairs_markdown(pairs, "Fine-tuned", "model", provenance))
+
+
+def write_finetune_places(eval_paths, section: dict, outputs) -> None:
+    """Each copying task's accuracy by the source place of its output symbols: whether the copy is
+    found by matching or by position (the reason a backward copy fails beyond the training lengths)."""
+    provenance = collect(section)
+    train_lengths = section["finetune"]["train_lengths"]["copying"]
+    table = place_accuracy(read_evals(eval_paths, PLACE_EVAL_COLUMNS), train_lengths)
+    write_table(table, outputs, provenance,
+                markdown=places_markdown(table, section["bins"]["copying"], train_lengths, provenance))

@@ -166,7 +166,7 @@ PAIRS_SCHEMA = {
     "first_low": pl.Float64, "first_high": pl.Float64, "second_value": pl.Float64, "second_low": pl.Float64,
     "second_high": pl.Float64, "difference": pl.Float64, "p": pl.Float64, "significant": pl.Boolean,
     "verdict": pl.String, "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
-    "difference_high": pl.Float64,
+    "difference_high": pl.Float64, "beyond_training": pl.Boolean,
 }
 
 
@@ -207,14 +207,21 @@ def _same_inputs(inputs: pl.DataFrame | None, first: pl.DataFrame, second: pl.Da
     ).item()
 
 
-def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None) -> pl.DataFrame:
+def beyond_training(length_bin: str, train_lengths: str) -> bool:
+    """Whether a test bin lies wholly beyond the training lengths (out of distribution)."""
+    return LengthBin.parse(length_bin).low > LengthBin.parse(train_lengths).high
+
+
+def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,
+              train_lengths: dict[str, str] | None = None) -> pl.DataFrame:
     """Per system, bin and comparison (`comparisons`), the two tasks' accuracies pooled over seeds,
     each with its Wilson interval, the difference with its 95% interval, and the test: McNemar's on
     the same examples where the two tasks were asked the same inputs (examples paired by seed and
     index), else Fisher's. Teacher-forced exact match, and greedy where it was scored.
 
     evals: the per-example rows (PAIR_EVAL_COLUMNS); inputs: `read_inputs` of their data files
-    (None: nothing is paired)."""
+    (None: nothing is paired); train_lengths: family -> the training lengths ("3-20"), which mark
+    each bin `beyond_training` (null without them)."""
     rows = []
     for (system,), of_system in evals.group_by(["system"], maintain_order=True):
         bins = sorted(of_system["bin"].unique().to_list(), key=lambda b: (LengthBin.parse(b).high, b))
@@ -225,10 +232,12 @@ def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None) -> pl.Dat
                 if not a.height or not b.height:
                     continue
                 paired = _same_inputs(inputs, a, b)
+                family = get_task(first).family
+                outside = beyond_training(length_bin, train_lengths[family]) if train_lengths else None
                 for measure, _ in MEASURES:
                     if a[measure].null_count() or b[measure].null_count():
                         continue  # not scored (greedy decoding off)
-                    rows.append({"system": system, "family": get_task(first).family, "bin": length_bin,
+                    rows.append({"system": system, "family": family, "bin": length_bin, "beyond_training": outside,
                                  "comparison": kind, "first": first, "second": second, "measure": measure,
                                  **binary_comparison(a[measure].to_list(), b[measure].to_list(), paired,
                                                      f"{first} above", f"{second} above")})

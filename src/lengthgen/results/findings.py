@@ -13,8 +13,9 @@ contradicted of a claim that holds. So:
   difference lies inside ±MIRROR_TOLERANCE (the margin of the from-scratch table's own verdict),
   `contradicted` when the family-wise interval (the 95% one widened by Bonferroni for the family's
   m intervals) lies wholly outside, and `not distinguishable from noise` otherwise;
-- a claim, per system and measure (its family), is `contradicted` if any of its comparisons is,
-  `shown` if all are, otherwise `not distinguishable from noise`;
+- a claim, per system and measure (its family; for fine-tuning, per system, measure and
+  out-of-distribution bin, BY_LENGTH), is `contradicted` if any of its comparisons is, `shown` if
+  all are, otherwise `not distinguishable from noise`;
 - `not run`: the config turned the stage off (its table is not made), or its tasks hold nothing the
   claim compares.
 Beside each comparison, the paper's own numbers where it reports them, with the setting they are from.
@@ -82,6 +83,14 @@ SCHEMA = {
     "claim_verdict": pl.String, "source": pl.String, "note": pl.String,
 }
 ABOVE, AGREE = "above", "agree"  # the two kinds of comparison
+# Findings judged per length as well as per system and measure: fine-tuning is tested at 2x and 4x
+# the training lengths, and the paper's claim is about each (a model may hold at 2x and fail at 4x).
+BY_LENGTH = {3}
+
+
+def family_key(finding: int, row: dict) -> tuple:
+    """What a comparison is judged with: the same claim, system and measure (and length, BY_LENGTH)."""
+    return (row["claim"], row["system"], row["measure"]) + ((row["length"],) if finding in BY_LENGTH else ())
 
 
 # -- a row's verdict ------------------------------------------------------------------------------
@@ -150,9 +159,10 @@ def _not_run(finding: int, claim: str, note: str) -> dict:
             "length": "", "kind": "", "verdict": NOT_RUN, "source": SOURCES[finding], "note": note}
 
 
-def _family_label(finding: int, claim: str, system: str, measure: str) -> str:
-    """A family's name: finding.claim (the claim's place in CLAIMS), system, measure."""
-    return f"{finding}.{CLAIMS[finding].index(claim) + 1} {system}, {measure}"
+def _family_label(finding: int, key: tuple) -> str:
+    """A family's name: finding.claim (the claim's place in CLAIMS), system, measure[, length]."""
+    claim, *rest = key
+    return f"{finding}.{CLAIMS[finding].index(claim) + 1} " + ", ".join(rest)
 
 
 def judge_families(finding: int, rows: list[dict]) -> list[dict]:
@@ -161,9 +171,9 @@ def judge_families(finding: int, rows: list[dict]) -> list[dict]:
     The family's size counts its comparisons with a test (a p, or an interval)."""
     families: dict[tuple, list[dict]] = {}
     for row in rows:
-        families.setdefault((row["claim"], row["system"], row["measure"]), []).append(row)
-    for (claim, system, measure), members in families.items():
-        label = _family_label(finding, claim, system, measure)
+        families.setdefault(family_key(finding, row), []).append(row)
+    for key, members in families.items():
+        label = _family_label(finding, key)
         above = [r for r in members if r["kind"] == ABOVE]
         adjusted = holm([math.nan if _missing(r.get("p")) else r["p"] for r in above])
         for row, p_holm in zip(above, adjusted):
@@ -182,19 +192,19 @@ def judge_families(finding: int, rows: list[dict]) -> list[dict]:
 
 
 def _frame(finding: int, rows: list[dict], why_not: str) -> pl.DataFrame:
-    """The finding's rows, each judged within its family, with each claim's verdict per (system,
-    measure); a `not run` row for every claim without a comparison."""
+    """The finding's rows, each judged within its family, with each claim's verdict per family
+    (`family_key`); a `not run` row for every claim without a comparison."""
     rows = judge_families(finding, rows)
     for claim in CLAIMS[finding]:
         if not any(r["claim"] == claim for r in rows):
             rows.append(_not_run(finding, claim, why_not))
     frame = pl.DataFrame([{name: r.get(name) for name in SCHEMA} for r in rows], schema=SCHEMA)
-    combined = {key: claim_verdict(group["verdict"].to_list())
-                for key, group in frame.group_by(["claim", "system", "measure"], maintain_order=True)}
+    keys = [family_key(finding, row) for row in frame.iter_rows(named=True)]
+    verdicts: dict[tuple, list[str]] = {}
+    for key, verdict in zip(keys, frame["verdict"]):
+        verdicts.setdefault(key, []).append(verdict)
     order = {claim: k for k, claim in enumerate(CLAIMS[finding])}
-    return (frame.with_columns(pl.Series("claim_verdict", [combined[key] for key in
-                                                           frame.select("claim", "system", "measure").rows()],
-                                         pl.String),
+    return (frame.with_columns(pl.Series("claim_verdict", [claim_verdict(verdicts[key]) for key in keys], pl.String),
                                pl.col("claim").replace_strict(order, return_dtype=pl.Int64).alias("_claim"))
             .with_row_index("_row").sort("_claim", "_row").drop("_claim", "_row"))
 
@@ -214,18 +224,32 @@ def _nothing_to_compare(finding: int, pairs: pl.DataFrame | None) -> pl.DataFram
     return None
 
 
-def _longest(pairs: pl.DataFrame) -> pl.DataFrame:
+_BIN_HIGH = pl.col("bin").map_elements(lambda b: LengthBin.parse(b).high, return_dtype=pl.Int64)
+
+
+def longest_bin(pairs: pl.DataFrame) -> pl.DataFrame:
     """The rows of each (system, family)'s longest bin (a bin "51-100" counts by its upper end)."""
-    high = pl.col("bin").map_elements(lambda b: LengthBin.parse(b).high, return_dtype=pl.Int64)
-    return (pairs.with_columns(high.alias("_high"))
+    return (pairs.with_columns(_BIN_HIGH.alias("_high"))
             .filter(pl.col("_high") == pl.col("_high").max().over("system", "family")).drop("_high"))
 
 
-def _theory_split(finding: int, pairs: pl.DataFrame, above_claim: str, agree_claim: str, paper) -> list[dict]:
-    """On each (system, family)'s longest bin, teacher-forced exact match: each expressible task
-    above each inexpressible one of its family, each expressible mirror pair in agreement."""
+def out_of_distribution_bins(pairs: pl.DataFrame) -> pl.DataFrame:
+    """The rows of every bin beyond the training lengths (the pairs table's `beyond_training`; a table
+    without it: every bin but each (system, family)'s shortest, where the stages put the training
+    lengths)."""
+    if "beyond_training" in pairs.columns and pairs["beyond_training"].null_count() == 0:
+        return pairs.filter(pl.col("beyond_training"))
+    return (pairs.with_columns(_BIN_HIGH.alias("_high"))
+            .filter(pl.col("_high") > pl.col("_high").min().over("system", "family")).drop("_high"))
+
+
+def _theory_split(finding: int, pairs: pl.DataFrame, above_claim: str, agree_claim: str, paper,
+                  bins=longest_bin) -> list[dict]:
+    """On the bins `bins` picks (by default each (system, family)'s longest), teacher-forced exact
+    match: each expressible task above each inexpressible one of its family, each expressible
+    mirror pair in agreement."""
     rows = []
-    for pair in _longest(pairs.filter(pl.col("measure") == "teacher_forced")).iter_rows(named=True):
+    for pair in bins(pairs.filter(pl.col("measure") == "teacher_forced")).iter_rows(named=True):
         common = {"system": pair["system"], "measure": "teacher-forced exact match", "length": pair["bin"],
                   "paper": paper(pair)}
         if pair["comparison"] == "expressible above inexpressible":
@@ -265,12 +289,13 @@ def _finetune_paper(pair: dict) -> tuple:
 
 
 def fine_tuning_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
-    """3 (4.3), per fine-tuned model, from `finetune_pairs`: out of distribution (the longest bin)
-    the expressible mirror pairs agree, and the inexpressible tasks stay below the expressible ones
-    of their family."""
+    """3 (4.3), per fine-tuned model and on each out-of-distribution bin, from `finetune_pairs`: the
+    expressible mirror pairs agree, and the inexpressible tasks stay below the expressible ones of
+    their family."""
     if (nothing := _nothing_to_compare(3, pairs)) is not None:
         return nothing
-    return _frame(3, _theory_split(3, pairs, FINETUNE_ABOVE, FINETUNE_AGREE, _finetune_paper),
+    return _frame(3, _theory_split(3, pairs, FINETUNE_ABOVE, FINETUNE_AGREE, _finetune_paper,
+                                   bins=out_of_distribution_bins),
                   "the config's tasks hold no such pair")
 
 
@@ -409,16 +434,19 @@ def _finding_name(number: int) -> str:
 
 
 def glance(frame: pl.DataFrame) -> pl.DataFrame:
-    """One line per finding, claim, system and measure: its verdict and how its comparisons went."""
+    """One line per finding and family (claim, system, measure, and length for BY_LENGTH): its
+    verdict and how its comparisons went."""
     rows, named = [], set()
-    for (finding, claim, system, measure), group in frame.group_by(["finding", "claim", "system", "measure"],
-                                                                   maintain_order=True):
+    by_length = pl.when(pl.col("finding").is_in(list(BY_LENGTH))).then(pl.col("length")).otherwise(pl.lit(""))
+    for (finding, claim, system, measure, length), group in (
+            frame.with_columns(by_length.alias("_length"))
+            .group_by(["finding", "claim", "system", "measure", "_length"], maintain_order=True)):
         counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE) if (n := (group["verdict"] == v).sum())]
         if failing := (group["note"] == BOTH_FAIL).sum():
             counts.append(f"{failing} of them {BOTH_FAIL}")
         name = "" if finding in named else _finding_name(finding)  # each finding named on its first line
         named.add(finding)
-        rows.append({"finding": name, "claim": claim, "system": system, "measure": measure,
+        rows.append({"finding": name, "claim": claim, "system": system, "measure": measure, "length": length or "",
                      "verdict": f"**{group['claim_verdict'][0]}**",
                      "comparisons": ", ".join(counts) if counts else group["note"][0]})
     return pl.DataFrame(rows)
@@ -433,13 +461,15 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
         "paper": _paper(r), "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else "")}
         for r in ran.iter_rows(named=True)])
     parts = ["# Did the paper's findings reproduce here?", "",
-             "One line per finding, claim, system and measure: a family of comparisons, corrected for their "
-             "number (below). A claim is **shown** when every comparison it makes is shown, **contradicted** "
-             "when any goes significantly the other way after the correction, otherwise **not distinguishable "
+             "One line per finding, claim, system and measure (fine-tuning: and out-of-distribution bin): a "
+             "family of comparisons, corrected for their number (below). A claim is **shown** when every "
+             "comparison it makes is shown, **contradicted** when any goes significantly the other way after the "
+             "correction, otherwise **not distinguishable "
              "from noise**; **not run** where the config turned the stage off or has no tasks to compare.", "",
              to_markdown(glance(frame)), "## The comparisons", "",
              f"comparison \"above\": first is the side the paper expects higher; shown when the test's "
-             f"Holm-adjusted p over its family (the claim's comparisons for that system and measure) is below "
+             f"Holm-adjusted p over its family (the claim's comparisons for that system and measure, and bin for "
+             f"fine-tuning) is below "
              f"{LEVEL} with that sign, contradicted when below {LEVEL} with the other (\"Holm p ... of m\"; one "
              f"of 12 at p = 0.03 is Holm p = 0.36, noise). \"agree\": an expressible mirror pair "
              f"(right/forward task first); shown when the 95% interval of the difference lies inside "

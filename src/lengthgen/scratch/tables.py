@@ -35,5 +35,6 @@ def write_scratch_pairs(eval_paths, data_paths, section: dict, outputs) -> None:
     """Every pair of tasks the theory compares, per PE and bin, on the examples of `eval_paths`
     (paired where `data_paths` show the same inputs)."""
     provenance = collect(section)
-    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths))
+    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths),
+                      section["scratch"]["train_lengths"])
     write_table(pairs, outputs, provenance, markdown=pairs_markdown(pairs, "From scratch", "PE", provenance))
