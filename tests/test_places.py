@@ -4,7 +4,7 @@ source place it copies, forward and backward, and the markdown groups places by 
 import polars as pl
 import pytest
 
-from lengthgen.lengthbins.places import place_accuracy, places_markdown, source_place
+from lengthgen.lengthbins.places import place_accuracy, places_markdown, read_copying_evals, source_place
 
 
 def evals(rows) -> pl.DataFrame:
@@ -44,3 +44,14 @@ def test_the_markdown_groups_places_by_the_test_bins():
     # places 1-2: the second string's two symbols and the first's places 1, 2 (wrong): 2 of 4; places 3-4: 2 of 2
     assert "| 0.50 [" in row and "| 1.00 [" in row
     assert pytest.approx(table.filter(pl.col("place") == 1)["accuracy"].item()) == 0.5
+
+
+def test_only_copying_files_are_read_a_retrieval_target_being_one_symbol(tmp_path):
+    copy, retrieval = tmp_path / "uf.parquet", tmp_path / "ur.parquet"
+    evals([("UF", [1, 2], [1, 2])]).write_parquet(copy)
+    pl.DataFrame({"system": ["tiny"], "task": ["UR"], "seed": [0], "bin": ["2-4"], "target": [4],
+                  "teacher_forced_prediction": [[4]]}).write_parquet(retrieval)
+    frame = read_copying_evals([retrieval, copy])
+    assert frame["task"].to_list() == ["UF"]
+    assert place_accuracy(frame, "2-2")["accuracy"].to_list() == [1.0, 1.0]
+    assert place_accuracy(read_copying_evals([retrieval]), "2-2").is_empty()

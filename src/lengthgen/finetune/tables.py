@@ -4,7 +4,7 @@ tasks compared on the same bins with their tests (`finetune_pairs`); copying sco
 
 from __future__ import annotations
 
-from ..lengthbins.places import PLACE_EVAL_COLUMNS, place_accuracy, places_markdown
+from ..lengthbins.places import place_accuracy, places_markdown, read_copying_evals
 from ..lengthbins.table import (
     PAIR_EVAL_COLUMNS,
     accuracy_intervals,
@@ -44,6 +44,6 @@ def write_finetune_places(eval_paths, section: dict, outputs) -> None:
     found by matching or by position (the reason a backward copy fails beyond the training lengths)."""
     provenance = collect(section)
     train_lengths = section["finetune"]["train_lengths"]["copying"]
-    table = place_accuracy(read_evals(eval_paths, PLACE_EVAL_COLUMNS), train_lengths)
+    table = place_accuracy(read_copying_evals(eval_paths), train_lengths)
     write_table(table, outputs, provenance,
                 markdown=places_markdown(table, section["bins"]["copying"], train_lengths, provenance))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..records.files import read_frame
 from ..records.tables import to_markdown
 from ..stats import interval_text, wilson
 from ..tasks import LengthBin, get_task
@@ -21,6 +22,14 @@ def source_place(task_name: str, output_index: int, length: int) -> int:
     """The place (1 = first symbol of the source) that output symbol `output_index` (0-based) of a
     copy of `length` symbols reproduces: the same place forward, the mirrored one backward."""
     return output_index + 1 if get_task(task_name).induction else length - output_index
+
+
+def read_copying_evals(eval_paths) -> pl.DataFrame:
+    """The columns `place_accuracy` needs from the evaluation files of copying tasks (a retrieval
+    file's target is one symbol, not a string: its files are left out)."""
+    frames = [frame for frame in (read_frame(p, columns=PLACE_EVAL_COLUMNS) for p in eval_paths)
+              if frame.height and get_task(frame["task"][0]).family == "copying"]
+    return pl.concat(frames) if frames else pl.DataFrame(schema={c: pl.String for c in PLACE_EVAL_COLUMNS})
 
 
 def place_accuracy(evals: pl.DataFrame, train_lengths: str) -> pl.DataFrame:
