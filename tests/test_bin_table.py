@@ -111,6 +111,7 @@ def test_pairs_of_tasks_without_a_comparison_are_an_empty_table_with_its_columns
 
 def test_each_bin_is_marked_beyond_the_training_lengths_or_not():
     outcomes = {"UR": [True] * 4, "UL": [True] * 4}
-    for train_lengths, beyond in (({"retrieval": "1-8"}, True), ({"retrieval": "1-9"}, False), (None, None)):
+    for train_lengths, beyond in (({"retrieval": "1-8"}, True), ({"retrieval": "1-9"}, False), ("1-8", True),
+                                  (None, None)):
         pairs = bin_pairs(evals(outcomes), train_lengths=train_lengths)  # the examples' bin: 9-12
         assert pairs["beyond_training"].to_list() == [beyond] * pairs.height

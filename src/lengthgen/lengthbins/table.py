@@ -213,15 +213,17 @@ def beyond_training(length_bin: str, train_lengths: str) -> bool:
 
 
 def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,
-              train_lengths: dict[str, str] | None = None) -> pl.DataFrame:
+              train_lengths: dict[str, str] | str | None = None) -> pl.DataFrame:
     """Per system, bin and comparison (`comparisons`), the two tasks' accuracies pooled over seeds,
     each with its Wilson interval, the difference with its 95% interval, and the test: McNemar's on
     the same examples where the two tasks were asked the same inputs (examples paired by seed and
     index), else Fisher's. Teacher-forced exact match, and greedy where it was scored.
 
     evals: the per-example rows (PAIR_EVAL_COLUMNS); inputs: `read_inputs` of their data files
-    (None: nothing is paired); train_lengths: family -> the training lengths ("3-20"), which mark
-    each bin `beyond_training` (null without them)."""
+    (None: nothing is paired); train_lengths: family -> the training lengths ("3-20"), or one for
+    every family, which mark each bin `beyond_training` (null without them)."""
+    if isinstance(train_lengths, str):
+        train_lengths = dict.fromkeys(FAMILIES, train_lengths)
     rows = []
     for (system,), of_system in evals.group_by(["system"], maintain_order=True):
         bins = sorted(of_system["bin"].unique().to_list(), key=lambda b: (LengthBin.parse(b).high, b))
