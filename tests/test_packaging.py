@@ -74,10 +74,10 @@ def test_the_workflow_passes_snakemake_lint():
 
 GPU_MACHINE_CHECK = """
 import importlib.abc, json, sys
-class Missing(importlib.abc.MetaPathFinder):  # what the GPU machine's image lacks
+class Missing(importlib.abc.MetaPathFinder):  # what a bare CUDA image with torch and transformers lacks
     def find_spec(self, name, path, target=None):
         if name.split(".")[0] in {"polars", "snakemake", "Bio"}:
-            raise ModuleNotFoundError(f"No module named {name!r} (not on the GPU machine)")
+            raise ModuleNotFoundError(f"No module named {name!r} (not installed on a bare GPU image)")
 sys.meta_path.insert(0, Missing())
 sys.path[:0] = [sys.argv[1] + "/bench"]
 import torch, gpu_pretrain, gpu_scratch
@@ -89,10 +89,10 @@ gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--
 
 @pytest.mark.slow
 def test_the_gpu_session_runs_without_polars_snakemake_or_biopython(tmp_path):
-    """bench/gpu_session.sh runs on a machine with torch and transformers only (jsonschema carried as
-    wheels): the from-scratch benchmark's stacked step and the embedded model's pretraining, probe
-    included, must not reach for the workflow's other packages. A GPU session is rare; it must not
-    be spent on an ImportError."""
+    """bench/gpu_session.sh runs on any CUDA machine with torch, transformers and jsonschema: the
+    from-scratch benchmark's stacked step and the embedded model's pretraining, probe included, must
+    not reach for the workflow's other packages. GPU time is scarce; it must not be spent on an
+    ImportError."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     run = subprocess.run([sys.executable, "-c", GPU_MACHINE_CHECK, str(REPO), str(tmp_path)], cwd=REPO, env=env,
                          capture_output=True, text=True, timeout=900)

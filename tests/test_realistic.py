@@ -406,7 +406,7 @@ def test_the_authors_alignment_and_end_token_rule_give_other_break_counts():
     and breaks again after "sit"; and it counts the edit after "sed", a token that only ends the
     reference, as ambiguous. Ours: one unambiguous and one ambiguous break; theirs: one ambiguous. On
     the realistic samples this changes 4 of 199 word-level and 1 of 148 character-level break counts
-    (README, deviations)."""
+    (docs/fidelity.md, deviations)."""
     reference, output = "dolor dolor sit sed", "dolor sit sed sit dolor"
     ours = score_copy(reference, output, str.split)
     assert (ours.breaks_unambiguous, ours.breaks_ambiguous) == (1, 1)

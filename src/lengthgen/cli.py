@@ -1,4 +1,4 @@
-"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`."""
+"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`, `findings`, `config-reference`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,13 @@ def main(argv=None) -> int:
     check.add_argument("--configfile", help="the config the project ran with, repeated in the rebuild command")
     found = commands.add_parser("findings", help="print which of the paper's findings a finished run shows")
     found.add_argument("file", nargs="?", default="results/tables/findings.parquet")
+    commands.add_parser("config-reference", help="print the config reference (docs/config.md), made from the schema")
     args = parser.parse_args(argv)
+    if args.command == "config-reference":
+        from .config.reference import config_reference
+
+        print(config_reference(), end="")
+        return 0
     if args.command == "findings":
         return print_findings(args.file)
     if args.command == "verify":

@@ -1,5 +1,5 @@
 """Where a run's time went, from the `benchmark:` files Snakemake writes for every training and
-prediction job (results/benchmarks/{rule}/...): the run times the README quotes come from here."""
+prediction job (results/benchmarks/{rule}/...): the run times docs/results.md quotes come from here."""
 
 from __future__ import annotations
 
