@@ -5,7 +5,7 @@ import sys
 import polars as pl
 import pytest
 
-from lengthgen.runtime import job_log
+from lengthgen.runtime import job_log, run_writer
 
 
 def test_a_run_rule_logs_what_it_prints_warns_and_writes(tmp_path, capsys):
@@ -26,6 +26,36 @@ def test_a_failing_run_rule_logs_its_error_and_still_fails(tmp_path):
         raise KeyError("smol")
     text = log.read_text()
     assert "Traceback" in text and "KeyError: 'smol'" in text and "wrote" not in text
+
+
+def test_a_run_rule_calls_its_writer_with_its_inputs_and_outputs_inside_its_log(tmp_path):
+    log, table = tmp_path / "job.log", tmp_path / "t.parquet"
+
+    class Outputs(list):
+        parquet = str(table)
+
+    def write(rows, outputs):
+        print("writing")
+        pl.DataFrame({"x": rows}).write_parquet(outputs.parquet)
+
+    module = type(sys)("writer_for_test")
+    module.write = write
+    sys.modules["writer_for_test"] = module
+    try:
+        run_writer("writer_for_test:write", [str(log)], Outputs([str(table)]), [1, 2, 3])
+    finally:
+        del sys.modules["writer_for_test"]
+    assert pl.read_parquet(table)["x"].to_list() == [1, 2, 3]
+    assert "writing" in log.read_text() and f"wrote {table}: 3 rows" in log.read_text()
+
+
+def test_a_writer_that_cannot_be_imported_is_logged_and_named_on_the_terminal(tmp_path, capsys):
+    """A stale install without a new writer once failed outside the log: Snakemake said "message: None"."""
+    log = tmp_path / "job.log"
+    with pytest.raises(ModuleNotFoundError):
+        run_writer("lengthgen.no_such_module:write", [str(log)], [])
+    assert "No module named 'lengthgen.no_such_module'" in log.read_text()
+    assert f"No module named 'lengthgen.no_such_module' (details in {log})" in capsys.readouterr().err
 
 
 def test_run_rules_side_by_side_each_log_only_their_own_lines(tmp_path, capsys):

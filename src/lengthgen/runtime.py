@@ -119,6 +119,17 @@ def job_log(log, outputs):
                 stream.local.handle = None
 
 
+def run_writer(writer: str, log, outputs, *inputs) -> None:
+    """The one body of every `run:` rule: `writer` ("package.module:function") is imported and called
+    with `inputs` and the outputs inside the job's log, so even a failed import is logged and shown
+    as one line, not as Snakemake's bare "message: None"."""
+    with job_log(log, outputs):
+        module, name = writer.split(":")
+        import importlib
+
+        getattr(importlib.import_module(module), name)(*inputs, outputs)
+
+
 def report_outputs(outputs, started: float) -> None:
     """The last lines of a job's log: what it wrote (rows of a table, files of a model) and how long
     it took; an output it did not write is named as missing."""

@@ -13,7 +13,7 @@ from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune
 from lengthgen.models.gguf import GGUFSource
 from lengthgen.models.registry import ModelUnavailable, project_path
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
-from lengthgen.runtime import job_log
+from lengthgen.runtime import job_log, run_writer
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
 # Relative model paths are looked up in the working directory, then in the repository (where the

@@ -1,5 +1,8 @@
 # Task data, the theory table, the data summary and the theory check (SPEC section 1).
 
+# What the data summary and the theory check read of the config.
+DATA_TABLES = {"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]}
+
 
 rule data:
     # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
@@ -26,10 +29,7 @@ rule theory_table:
     log:
         log_path("theory_table"),
     run:
-        from lengthgen.tasks.theory import write_theory_table
-
-        with job_log(log, output):
-            write_theory_table(params.section, output)
+        run_writer("lengthgen.tasks.theory:write_theory_table", log, output, params.section)
 
 
 rule data_summary:
@@ -38,14 +38,11 @@ rule data_summary:
     output:
         **table_outputs("data_summary"),
     params:
-        section={"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]},
+        section=DATA_TABLES,
     log:
         log_path("data_summary"),
     run:
-        from lengthgen.tasks.summary import write_data_summary
-
-        with job_log(log, output):
-            write_data_summary(input, params.section, output)
+        run_writer("lengthgen.tasks.summary:write_data_summary", log, output, input, params.section)
 
 
 rule theory_check:
@@ -56,11 +53,8 @@ rule theory_check:
     output:
         **table_outputs("theory_check", caption_name="theory_check"),
     params:
-        section={"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]},
+        section=DATA_TABLES,
     log:
         log_path("theory_check"),
     run:
-        from lengthgen.tasks.theory_check import write_theory_check
-
-        with job_log(log, output):
-            write_theory_check(input, params.section, output)
+        run_writer("lengthgen.tasks.theory_check:write_theory_check", log, output, input, params.section)

@@ -53,10 +53,7 @@ rule finetune_table:
     log:
         log_path("finetune_table"),
     run:
-        from lengthgen.finetune.tables import write_finetune_table
-
-        with job_log(log, output):
-            write_finetune_table(input.evals, params.section, output)
+        run_writer("lengthgen.finetune.tables:write_finetune_table", log, output, input.evals, params.section)
 
 
 rule finetune_pairs:
@@ -70,10 +67,7 @@ rule finetune_pairs:
     log:
         log_path("finetune_pairs"),
     run:
-        from lengthgen.finetune.tables import write_finetune_pairs
-
-        with job_log(log, output):
-            write_finetune_pairs(input.evals, input.data, params.section, output)
+        run_writer("lengthgen.finetune.tables:write_finetune_pairs", log, output, input.evals, input.data, params.section)
 
 
 rule finetune_places:
@@ -86,10 +80,7 @@ rule finetune_places:
     log:
         log_path("finetune_places"),
     run:
-        from lengthgen.finetune.tables import write_finetune_places
-
-        with job_log(log, output):
-            write_finetune_places(input.evals, params.section, output)
+        run_writer("lengthgen.finetune.tables:write_finetune_places", log, output, input.evals, params.section)
 
 
 rule comparison_table:
@@ -104,7 +95,4 @@ rule comparison_table:
     log:
         log_path("comparison_table"),
     run:
-        from lengthgen.results.comparison import write_comparison_table
-
-        with job_log(log, output):
-            write_comparison_table(input.scratch, input.icl, input.finetune, params.section, output)
+        run_writer("lengthgen.results.comparison:write_comparison_table", log, output, input.scratch, input.icl, input.finetune, params.section)

@@ -1,6 +1,10 @@
 # In-context evaluation (paper section 4.1): one job per (model, task family) loads its model once
 # and runs every prompt of that family's grid; the prediction cache keeps reruns incremental.
 
+# What the in-context tables read of the config (one slice for every table rule of the stage).
+ICL_TABLES = {"icl": config["icl"], "models": {m: config["models"][m] for m in config["icl"]["models"]},
+              "seeds": config["seeds"], "tasks": config["tasks"]}
+
 
 rule icl_predict:
     input:
@@ -30,15 +34,11 @@ rule icl_pairs:
     output:
         **table_outputs("icl_pairs"),
     params:
-        section={"icl": config["icl"], "models": {m: config["models"][m] for m in config["icl"]["models"]},
-                 "seeds": config["seeds"], "tasks": config["tasks"]},
+        section=ICL_TABLES,
     log:
         log_path("icl_pairs"),
     run:
-        from lengthgen.icl.table import write_icl_pairs
-
-        with job_log(log, output):
-            write_icl_pairs(input, params.section, output)
+        run_writer("lengthgen.icl.table:write_icl_pairs", log, output, input, params.section)
 
 
 rule icl_table:
@@ -48,12 +48,8 @@ rule icl_table:
     output:
         **table_outputs("icl"),
     params:
-        section={"icl": config["icl"], "models": {m: config["models"][m] for m in config["icl"]["models"]},
-                 "seeds": config["seeds"], "tasks": config["tasks"]},
+        section=ICL_TABLES,
     log:
         log_path("icl_table"),
     run:
-        from lengthgen.icl.table import write_icl_table
-
-        with job_log(log, output):
-            write_icl_table(input.predictions, input.pairs, params.section, output)
+        run_writer("lengthgen.icl.table:write_icl_table", log, output, input.predictions, input.pairs, params.section)

@@ -1,6 +1,9 @@
 # Mechanism (paper section 4.4): per model, head alignment scores and edge-level patching on copy
 # prompts; then one table of each over every model.
 
+# What the mechanism tables read of the config (one slice for every table rule of the stage).
+MECHANISM_TABLES = {"mechanism": config["mechanism"], "seeds": config["seeds"]}
+
 
 rule mechanism:
     input:
@@ -29,14 +32,11 @@ rule mechanism_pairs:
     output:
         **table_outputs("mechanism_pairs"),
     params:
-        section={"mechanism": config["mechanism"], "seeds": config["seeds"]},
+        section=MECHANISM_TABLES,
     log:
         log_path("mechanism_pairs"),
     run:
-        from lengthgen.mechanism.tables import write_mechanism_pairs
-
-        with job_log(log, output):
-            write_mechanism_pairs(input.heads, input.patching, params.section, output)
+        run_writer("lengthgen.mechanism.tables:write_mechanism_pairs", log, output, input.heads, input.patching, params.section)
 
 
 rule heads_table:
@@ -46,14 +46,11 @@ rule heads_table:
     output:
         **table_outputs("heads"),
     params:
-        section={"mechanism": config["mechanism"], "seeds": config["seeds"]},
+        section=MECHANISM_TABLES,
     log:
         log_path("heads_table"),
     run:
-        from lengthgen.mechanism.tables import write_heads_table
-
-        with job_log(log, output):
-            write_heads_table(input.heads, input.pairs, params.section, output)
+        run_writer("lengthgen.mechanism.tables:write_heads_table", log, output, input.heads, input.pairs, params.section)
 
 
 rule patching_table:
@@ -63,11 +60,8 @@ rule patching_table:
     output:
         **table_outputs("patching"),
     params:
-        section={"mechanism": config["mechanism"], "seeds": config["seeds"]},
+        section=MECHANISM_TABLES,
     log:
         log_path("patching_table"),
     run:
-        from lengthgen.mechanism.tables import write_patching_table
-
-        with job_log(log, output):
-            write_patching_table(input.patching, input.pairs, params.section, output)
+        run_writer("lengthgen.mechanism.tables:write_patching_table", log, output, input.patching, input.pairs, params.section)

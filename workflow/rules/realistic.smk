@@ -32,10 +32,7 @@ rule realistic_pairs:
     log:
         log_path("realistic_pairs"),
     run:
-        from lengthgen.realistic.tables import write_realistic_pairs
-
-        with job_log(log, output):
-            write_realistic_pairs(input, params.section, output)
+        run_writer("lengthgen.realistic.tables:write_realistic_pairs", log, output, input, params.section)
 
 
 rule realistic_table:
@@ -50,7 +47,4 @@ rule realistic_table:
     log:
         log_path("realistic_table"),
     run:
-        from lengthgen.realistic.tables import write_realistic_table
-
-        with job_log(log, output):
-            write_realistic_table(input.predictions, input.pairs, params.section, output)
+        run_writer("lengthgen.realistic.tables:write_realistic_table", log, output, input.predictions, input.pairs, params.section)

@@ -1,5 +1,9 @@
 # From-scratch training per (task, PE, seed) and evaluation of every bin of each model: paper Appendix B.
 
+# What the from-scratch tables read of the config (one slice for every table rule of the stage).
+SCRATCH_TABLES = {"bins": scratch_bins(config["scratch"]), "scratch": config["scratch"], "seeds": config["seeds"],
+                  "tasks": config["tasks"]}
+
 
 rule scratch_train:
     output:
@@ -77,15 +81,11 @@ rule scratch_table:
         **table_outputs("scratch"),
         by_length=f"{TABLES}/scratch_by_length.parquet",
     params:
-        section={"bins": scratch_bins(config["scratch"]), "scratch": config["scratch"], "seeds": config["seeds"],
-                 "tasks": config["tasks"]},
+        section=SCRATCH_TABLES,
     log:
         log_path("scratch_table"),
     run:
-        from lengthgen.scratch.tables import write_scratch_tables
-
-        with job_log(log, output):
-            write_scratch_tables(input.evals, params.section, output)
+        run_writer("lengthgen.scratch.tables:write_scratch_tables", log, output, input.evals, params.section)
 
 
 rule scratch_pairs:
@@ -95,12 +95,8 @@ rule scratch_pairs:
     output:
         **table_outputs("scratch_pairs"),
     params:
-        section={"bins": scratch_bins(config["scratch"]), "scratch": config["scratch"], "seeds": config["seeds"],
-                 "tasks": config["tasks"]},
+        section=SCRATCH_TABLES,
     log:
         log_path("scratch_pairs"),
     run:
-        from lengthgen.scratch.tables import write_scratch_pairs
-
-        with job_log(log, output):
-            write_scratch_pairs(input.evals, input.data, params.section, output)
+        run_writer("lengthgen.scratch.tables:write_scratch_pairs", log, output, input.evals, input.data, params.section)
