@@ -82,3 +82,13 @@ def test_a_broken_registry_is_one_error_naming_the_file_and_the_entry(tmp_path, 
         read_registry(path)
     assert str(error.value).startswith(f"model registry {path}: {problem}")
 
+
+def test_an_entry_validated_before_shares_nothing_with_later_calls():
+    spec = {"path": "org/model", "max_memory": {"0": "1GiB"}}
+    first = model_entry("x", spec)
+    first.max_memory["0"] = "2GiB"
+    assert model_entry("x", spec).max_memory == {"0": "1GiB"} and spec == {"path": "org/model", "max_memory": {"0": "1GiB"}}
+    with pytest.raises(ConfigError, match="config key models.y.gpus: 0 is less than the minimum of 1"):
+        model_entry("y", {"path": "org/model", "gpus": 0})
+    with pytest.raises(ConfigError, match="config key models.y.gpus"):  # an invalid entry is never remembered
+        model_entry("y", {"path": "org/model", "gpus": 0})

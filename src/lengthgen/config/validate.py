@@ -119,14 +119,32 @@ def _subschema(schema: dict, definition: str) -> dict:
     return {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
 
 
+# Each distinct registry entry, validated: its repr -> the entry with the schema's defaults.
+_CHECKED_ENTRIES: dict[str, dict] = {}
+
+
+def _checked_entry(spec) -> dict:
+    """`spec` validated against the schema's `model_entry`, with its defaults filled in (a copy),
+    or the ValidationError that says what is wrong. Validated once per distinct entry: planning
+    asks for the same few entries for every job it plans."""
+    key = repr(spec)
+    if key not in _CHECKED_ENTRIES:
+        entry = copy.deepcopy(spec)
+        error = _first_error(_DefaultingValidator(_subschema(load_schema(), "model_entry")).iter_errors(entry))
+        if error is not None:
+            raise error
+        _CHECKED_ENTRIES[key] = entry
+    return copy.deepcopy(_CHECKED_ENTRIES[key])
+
+
 def model_entry(name: str, spec: dict, search=(".",)):
     """A registry entry validated against the schema, with its defaults filled in."""
     from ..models.registry import ModelEntry
 
-    spec = copy.deepcopy(spec)
-    error = _first_error(_DefaultingValidator(_subschema(load_schema(), "model_entry")).iter_errors(spec))
-    if error is not None:
-        raise ConfigError(f"config key models.{name}{_key(error.absolute_path, nested=True)}: {error.message}")
+    try:
+        spec = _checked_entry(spec)
+    except jsonschema.ValidationError as error:
+        raise ConfigError(f"config key models.{name}{_key(error.absolute_path, nested=True)}: {error.message}") from None
     return ModelEntry.from_config(name, spec, search)
 
 
