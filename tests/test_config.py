@@ -7,11 +7,14 @@ import sys
 import pytest
 import yaml
 
-from lengthgen.config import ConfigError, load_schema, validate_config
+from lengthgen.config import ConfigError, load_schema, model_entry, validate_config
+from lengthgen.config.validate import shipped_models, used_models
 from lengthgen.tasks import LengthBin
 from snakemake_runner import SNAKEFILE
 
-SMOKE = yaml.safe_load(open(__import__("conftest").REPO / "configs" / "smoke.yaml"))
+REPO = __import__("conftest").REPO
+SMOKE = yaml.safe_load(open(REPO / "configs" / "smoke.yaml"))
+PRESETS = [REPO / "config.yaml", *sorted((REPO / "configs").glob("*.yaml"))]
 
 
 def with_change(path, value):
@@ -67,6 +70,18 @@ def test_bad_config_names_the_key(path, value, key, words):
     with pytest.raises(ConfigError, match=words) as error:
         validate_config(with_change(path, value))
     assert f"config key {key}" in str(error.value)
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda path: path.relative_to(REPO).as_posix())
+def test_every_preset_validates_with_the_shipped_models(preset):
+    """Every preset knows the shipped models (its own entry of a name wins), and every model it
+    uses is an entry the schema accepts."""
+    own = yaml.safe_load(preset.read_text()).get("models") or {}
+    config = validate_config(yaml.safe_load(preset.read_text()), check_availability=False)
+    for name, entry in shipped_models().items():
+        assert name in own or config["models"][name] == entry
+    for _, name in used_models(config):
+        assert model_entry(name, config["models"][name]).name == name
 
 
 def test_stacking_refuses_length_buckets():

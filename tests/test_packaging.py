@@ -16,20 +16,21 @@ ENV_FILE = REPO / "workflow" / "envs" / "lengthgen.yaml"
 
 @pytest.mark.slow
 def test_a_plain_install_validates_configs_without_the_checkout(tmp_path):
-    """`pip install .` (not editable): the schema ships inside the package."""
+    """`pip install .` (not editable): the schema and the shipped models' registry ship inside the package."""
     target = tmp_path / "site"
     build = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                             "--target", str(target), str(REPO)], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-2000:]
     assert (target / "lengthgen" / "config" / "config.schema.yaml").exists()
+    assert (target / "lengthgen" / "config" / "shipped_models.yaml").exists()
     code = ("import lengthgen, sys; from lengthgen.config import validate_config; "
             "assert 'site' in lengthgen.__file__, lengthgen.__file__; "
             "c = validate_config({'seeds': ['0', '1']}, check_availability=False); "
-            "print(c['seeds'], c['scratch']['model']['d_model'])")
+            "print(c['seeds'], c['scratch']['model']['d_model'], sorted(c['models']))")
     env = {**os.environ, "PYTHONPATH": str(target)}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip() == "[0, 1] 256"
+    assert run.stdout.strip() == "[0, 1] 256 ['embedded', 'smollm2']"
 
 
 def test_the_conda_environment_installs_this_package():

