@@ -28,6 +28,7 @@ LAYERS = [
     ("settings and evaluation", ["lengthgen.config", "lengthgen.lengthbins", "lengthgen.verify"]),
     ("experiments", ["lengthgen.scratch", "lengthgen.pretrain", "lengthgen.icl", "lengthgen.finetune",
                      "lengthgen.mechanism", "lengthgen.realistic"]),
+    ("planning", ["lengthgen.plan"]),
     ("reporting", ["lengthgen.results"]),
     ("command line", ["lengthgen.cli"]),
     ("entry point", ["lengthgen.__main__"]),

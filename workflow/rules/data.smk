@@ -1,8 +1,5 @@
 # Task data, the theory table, the data summary and the theory check (SPEC section 1).
 
-# What the data summary and the theory check read of the config.
-DATA_TABLES = {"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]}
-
 
 rule data:
     # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
@@ -10,7 +7,7 @@ rule data:
     output:
         data_path("{encoding}", "{task}", "{bin}", "{seed}"),
     params:
-        section=data_params,
+        section=lambda w: data_plan.data_params(config, w.encoding, w.task, w.bin, w.seed),
     log:
         log_path("data", "{encoding}/{task}/{bin}/seed{seed}"),
     # A script, not a `run:` block: Snakemake (9.27) fetches a cached output of a `run:` job before
@@ -34,11 +31,11 @@ rule theory_table:
 
 rule data_summary:
     input:
-        data_files(),
+        data_plan.data_files(config),
     output:
         **table_outputs("data_summary"),
     params:
-        section=DATA_TABLES,
+        section=data_plan.tables_params(config),
     log:
         log_path("data_summary"),
     run:
@@ -49,11 +46,11 @@ rule theory_check:
     # Every task's C-RASP[pos] program on every example of the run and on strings ten times longer:
     # the run stops here when an expressible task's program gets one wrong.
     input:
-        data_files(),
+        data_plan.data_files(config),
     output:
         **table_outputs("theory_check", caption_name="theory_check"),
     params:
-        section=DATA_TABLES,
+        section=data_plan.tables_params(config),
     log:
         log_path("theory_check"),
     run:

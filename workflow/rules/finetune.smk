@@ -9,10 +9,10 @@ rule finetune_train:
         model=directory(f"{FINETUNE}/model"),
         history=f"{FINETUNE}/training.parquet",
     params:
-        section=finetune_train_params,
+        section=lambda w: finetune_plan.train_params(config, w.model, w.task),
         checkpoint_dir=f"{RESULTS}/checkpoints/finetune/{{model}}/{{task}}/seed{{seed}}",
     resources:
-        **model_job_resources("finetune_train", lambda w: stage_model("finetune", w.model)),
+        **model_job_resources("finetune_train", lambda w: stage_model(config, "finetune", w.model)),
     log:
         log_path("finetune_train", "{model}/{task}/seed{seed}"),
     benchmark:
@@ -26,13 +26,13 @@ rule finetune_train:
 rule finetune_eval:
     input:
         model=f"{FINETUNE}/model",
-        data=finetune_eval_data,
+        data=lambda w: finetune_plan.eval_data(config, w.task, w.seed),
     output:
         f"{FINETUNE}/eval.parquet",
     params:
-        section=finetune_eval_params,
+        section=lambda w: finetune_plan.eval_params(config, w.task),
     resources:
-        **model_job_resources("finetune_eval", lambda w: stage_model("finetune", w.model)),
+        **model_job_resources("finetune_eval", lambda w: stage_model(config, "finetune", w.model)),
     log:
         log_path("finetune_eval", "{model}/{task}/seed{seed}"),
     benchmark:
@@ -45,11 +45,11 @@ rule finetune_eval:
 
 rule finetune_table:
     input:
-        evals=finetune_evals(),
+        evals=finetune_plan.evals(config),
     output:
         **table_outputs("finetune"),
     params:
-        section=finetune_tables_params(),
+        section=finetune_plan.tables_params(config),
     log:
         log_path("finetune_table"),
     run:
@@ -58,12 +58,12 @@ rule finetune_table:
 
 rule finetune_pairs:
     input:
-        evals=finetune_evals(),
-        data=finetune_eval_inputs(),
+        evals=finetune_plan.evals(config),
+        data=finetune_plan.eval_inputs(config),
     output:
         **table_outputs("finetune_pairs"),
     params:
-        section=finetune_tables_params(),
+        section=finetune_plan.tables_params(config),
     log:
         log_path("finetune_pairs"),
     run:
@@ -72,11 +72,11 @@ rule finetune_pairs:
 
 rule finetune_places:
     input:
-        evals=finetune_evals(),
+        evals=finetune_plan.evals(config),
     output:
         **table_outputs("finetune_places"),
     params:
-        section=finetune_tables_params(),
+        section=finetune_plan.tables_params(config),
     log:
         log_path("finetune_places"),
     run:

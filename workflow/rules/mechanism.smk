@@ -1,8 +1,11 @@
 # Mechanism (paper section 4.4): per model, head alignment scores and edge-level patching on copy
 # prompts; then one table of each over every model.
 
-# What the mechanism tables read of the config (one slice for every table rule of the stage).
-MECHANISM_TABLES = {"mechanism": config["mechanism"], "seeds": config["seeds"]}
+
+def mechanism_inputs(wildcards):
+    """The model the job analyses: a registry model's files, or the directory a stage trained."""
+    trained = mechanism_plan.trained_model(config, wildcards.subject)
+    return {"model": trained} if trained else model_inputs(mechanism_plan.registry_model(config, wildcards.subject))
 
 
 rule mechanism:
@@ -12,9 +15,9 @@ rule mechanism:
         heads=f"{MECHANISM}/heads.parquet",
         patching=f"{MECHANISM}/patching.parquet",
     params:
-        section=mechanism_params,
+        section=lambda w: mechanism_plan.params(config, w.subject),
     resources:
-        **model_job_resources("mechanism", mechanism_model),
+        **model_job_resources("mechanism", lambda w: mechanism_plan.registry_model(config, w.subject)),
     log:
         log_path("mechanism", "{subject}"),
     benchmark:
@@ -27,12 +30,12 @@ rule mechanism:
 
 rule mechanism_pairs:
     input:
-        heads=mechanism_outputs("heads"),
-        patching=mechanism_outputs("patching"),
+        heads=mechanism_plan.outputs(config, "heads"),
+        patching=mechanism_plan.outputs(config, "patching"),
     output:
         **table_outputs("mechanism_pairs"),
     params:
-        section=MECHANISM_TABLES,
+        section=mechanism_plan.tables_params(config),
     log:
         log_path("mechanism_pairs"),
     run:
@@ -41,12 +44,12 @@ rule mechanism_pairs:
 
 rule heads_table:
     input:
-        heads=mechanism_outputs("heads"),
+        heads=mechanism_plan.outputs(config, "heads"),
         pairs=rules.mechanism_pairs.output.parquet,
     output:
         **table_outputs("heads"),
     params:
-        section=MECHANISM_TABLES,
+        section=mechanism_plan.tables_params(config),
     log:
         log_path("heads_table"),
     run:
@@ -55,12 +58,12 @@ rule heads_table:
 
 rule patching_table:
     input:
-        patching=mechanism_outputs("patching"),
+        patching=mechanism_plan.outputs(config, "patching"),
         pairs=rules.mechanism_pairs.output.parquet,
     output:
         **table_outputs("patching"),
     params:
-        section=MECHANISM_TABLES,
+        section=mechanism_plan.tables_params(config),
     log:
         log_path("patching_table"),
     run:

@@ -8,10 +8,10 @@ rule realistic_predict:
     output:
         REALISTIC,
     params:
-        section=realistic_params,
+        section=lambda w: realistic_plan.params(config, w.model, w.realistic),
         cache_dir=config["icl"]["cache"],
     resources:
-        **model_job_resources("realistic_predict", lambda w: stage_model("realistic", w.model)),
+        **model_job_resources("realistic_predict", lambda w: stage_model(config, "realistic", w.model)),
     log:
         log_path("realistic_predict", "{model}/{realistic}"),
     benchmark:
@@ -24,11 +24,11 @@ rule realistic_predict:
 
 rule realistic_pairs:
     input:
-        realistic_predictions(),
+        realistic_plan.predictions(config),
     output:
         **table_outputs("realistic_pairs"),
     params:
-        section={"realistic": config["realistic"], "seeds": config["seeds"]},
+        section=realistic_plan.pairs_params(config),
     log:
         log_path("realistic_pairs"),
     run:
@@ -37,13 +37,12 @@ rule realistic_pairs:
 
 rule realistic_table:
     input:
-        predictions=realistic_predictions(),
+        predictions=realistic_plan.predictions(config),
         pairs=rules.realistic_pairs.output.parquet,
     output:
         **table_outputs("realistic"),
     params:
-        section={"realistic": config["realistic"], "seeds": config["seeds"],
-                 "models": {m: config["models"][m] for m in config["realistic"]["models"]}},
+        section=realistic_plan.table_params(config),
     log:
         log_path("realistic_table"),
     run:

@@ -1,18 +1,14 @@
 # From-scratch training per (task, PE, seed) and evaluation of every bin of each model: paper Appendix B.
 
-# What the from-scratch tables read of the config (one slice for every table rule of the stage).
-SCRATCH_TABLES = {"bins": scratch_bins(config["scratch"]), "scratch": config["scratch"], "seeds": config["seeds"],
-                  "tasks": config["tasks"]}
-
 
 rule scratch_train:
     output:
         model=directory(f"{SCRATCH}/model"),
         history=f"{SCRATCH}/training.parquet",
     params:
-        section=scratch_train_params,
+        section=lambda w: scratch_plan.train_params(config, w.task, w.pe),
         checkpoint_dir=SCRATCH_CHECKPOINTS,
-    priority: scratch_train_cost
+    priority: lambda w: scratch_plan.train_cost(config, w.task, w.pe)
     log:
         log_path("scratch_train", "{task}/{pe}/seed{seed}"),
     benchmark:
@@ -25,8 +21,15 @@ rule scratch_train:
 
 # With scratch.stack: one job per (task and its mirror, PE) trains every seed of both as one stacked
 # run and writes exactly the files scratch_train would (scratch_train then makes none of them).
+def profile_resources(rule):
+    """A rule's resources in the workflow profile (stacked rules, named by their tasks, take
+    scratch_train's: the profile stays the one place they are set)."""
+    profile = yaml.safe_load((Path(workflow.basedir) / "profiles" / "default" / "config.yaml").read_text())
+    return profile["set-resources"].get(rule, {}), profile["set-threads"].get(rule, 1)
+
+
 STACK_RESOURCES, STACK_THREADS = profile_resources("scratch_train")
-for stack in scratch_stacks():
+for stack in scratch_plan.stacks(config):
     stack_tasks = "_".join(stack)
     stack_rule = f"scratch_stack_{stack_tasks}"
 
@@ -37,11 +40,11 @@ for stack in scratch_stacks():
             [f(SCRATCH.format(task=task, pe="{pe}", seed=seed)) for task in stack for seed in config["seeds"]
              for f in (lambda p: directory(f"{p}/model"), lambda p: f"{p}/training.parquet")],
         params:
-            members=lambda w, stack=stack: scratch_stack_members(stack, w.pe),
+            members=lambda w, stack=stack: scratch_plan.stack_members(config, stack, w.pe),
         threads: STACK_THREADS
         resources:
             **STACK_RESOURCES,
-        priority: lambda w, stack=stack: sum(scratch_train_cost(SimpleNamespace(task=t, pe=w.pe)) for t in stack)
+        priority: lambda w, stack=stack: sum(scratch_plan.train_cost(config, t, w.pe) for t in stack)
         log:
             log_path("scratch_stack", f"{stack_tasks}/{{pe}}"),
         benchmark:
@@ -57,11 +60,11 @@ for stack in scratch_stacks():
 rule scratch_eval:
     input:
         model=f"{SCRATCH}/model",
-        data=scratch_eval_data,
+        data=lambda w: scratch_plan.eval_data(config, w.task, w.seed),
     output:
         f"{SCRATCH}/eval.parquet",
     params:
-        section=scratch_eval_params,
+        section=lambda w: scratch_plan.eval_params(config, w.task),
     log:
         log_path("scratch_eval", "{task}/{pe}/seed{seed}"),
     benchmark:
@@ -74,14 +77,13 @@ rule scratch_eval:
 
 rule scratch_table:
     input:
-        evals=scratch_evals(),
-        histories=expand(f"{SCRATCH}/training.parquet", task=config["tasks"],
-                         pe=config["scratch"]["positional_encodings"], seed=config["seeds"]),
+        evals=scratch_plan.evals(config),
+        histories=scratch_plan.histories(config),
     output:
         **table_outputs("scratch"),
         by_length=f"{TABLES}/scratch_by_length.parquet",
     params:
-        section=SCRATCH_TABLES,
+        section=scratch_plan.tables_params(config),
     log:
         log_path("scratch_table"),
     run:
@@ -90,12 +92,12 @@ rule scratch_table:
 
 rule scratch_pairs:
     input:
-        evals=scratch_evals(),
-        data=scratch_eval_inputs(),
+        evals=scratch_plan.evals(config),
+        data=scratch_plan.eval_inputs(config),
     output:
         **table_outputs("scratch_pairs"),
     params:
-        section=SCRATCH_TABLES,
+        section=scratch_plan.tables_params(config),
     log:
         log_path("scratch_pairs"),
     run:

@@ -1,0 +1,37 @@
+"""The task data stage: one file per (encoding, task, bin, seed), and which files the grid needs."""
+
+from __future__ import annotations
+
+from ..config import finetune_bins, scratch_bins
+from ..tasks import get_task
+from .grid import tasks
+from .paths import data_path
+
+
+def data_params(config: dict, encoding: str, task: str, length_bin: str, seed) -> dict:
+    """Everything one data file depends on and nothing else, so other settings never rerun it. The
+    wildcards are repeated here because the between-workflow cache hashes params, not paths."""
+    generator = get_task(task).generator
+    section = config["data"][encoding]
+    return {"task": task, "encoding": encoding, "bin": length_bin, "seed": int(seed),
+            "examples": section["examples"], "generator": generator, "settings": section[generator]}
+
+
+def data_files(config: dict) -> list[str]:
+    """Every evaluation set the configured grid needs."""
+    files = []
+    scratch = scratch_bins(config["scratch"])
+    for name, task in tasks(config).items():
+        for seed in config["seeds"]:
+            if config["scratch"]["enabled"]:
+                files += [data_path("tokens", name, b, seed) for b in scratch[task.family]]
+            if config["icl"]["models"]:
+                files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
+            if config["finetune"]["models"]:
+                files += [data_path("finetune", name, b, seed) for b in finetune_bins(config["finetune"])[task.family]]
+    return list(dict.fromkeys(files))
+
+
+def tables_params(config: dict) -> dict:
+    """What the data summary and the theory check read of the config."""
+    return {"tasks": config["tasks"], "seeds": config["seeds"], "data": config["data"]}

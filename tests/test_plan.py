@@ -1,0 +1,118 @@
+"""Planning from a config, without Snakemake: which files the grid needs, what each job depends on
+(and nothing else, so other settings never rerun it), and targets checked against the config."""
+
+import pytest
+import yaml
+
+from conftest import REPO
+from lengthgen.config import validate_config
+from lengthgen.plan import data, finetune, icl, mechanism, realistic, scratch
+from lengthgen.plan.grid import UnknownTarget, stage_model
+
+
+def config_of(path="config.yaml", **changes):
+    raw = yaml.safe_load((REPO / path).read_text()) or {}
+    raw.update(changes)
+    return validate_config(raw, check_availability=False, search=(".", str(REPO)))
+
+
+@pytest.fixture(scope="module")
+def default():
+    return config_of()
+
+
+def test_the_default_grid_needs_each_stage_s_data_once(default):
+    files = data.data_files(default)
+    assert len(files) == len(set(files))
+    # from scratch: 3 retrieval and 2 copying bins; in context: one length per family; fine-tuning 3 bins each
+    assert sum("/tokens/" in f for f in files) == 6 * 3 + 4 * 2
+    assert sum("/chars/" in f for f in files) == 10
+    assert sum("/finetune/" in f for f in files) == 10 * 3
+    assert "results/data/tokens/UB/26-32/seed0.parquet" in files
+
+
+def test_a_data_file_depends_on_its_generator_s_settings_only(default):
+    params = data.data_params(default, "chars", "UF", "10", "0")
+    assert params == {"task": "UF", "encoding": "chars", "bin": "10", "seed": 0,
+                      "examples": default["data"]["chars"]["examples"], "generator": "unique_copy",
+                      "settings": default["data"]["chars"]["unique_copy"]}
+    changed = config_of(data={**default["data"], "chars": {**default["data"]["chars"],
+                                                           "nonunique_copy": {"alphabet_size": 7}}})
+    assert data.data_params(changed, "chars", "UF", "10", "0") == params
+
+
+def test_a_from_scratch_model_reads_only_its_positional_encoding_s_settings():
+    config = config_of(scratch={**config_of()["scratch"], "positional_encodings": ["ape", "rope"]})
+    ape, rope = scratch.train_params(config, "UF", "ape"), scratch.train_params(config, "UF", "rope")
+    assert "max_positions" in ape["model"] and "rope_theta" not in ape["model"]
+    assert "rope_theta" in rope["model"] and "max_positions" not in rope["model"]
+    assert ape["training"]["schedule"] == "linear" and rope["training"]["schedule"] == "constant"
+    # the family override of the default: copying has 2 layers and 2,000 steps, retrieval 4 layers
+    assert (ape["model"]["layers"], ape["training"]["max_steps"]) == (2, 2000)
+    assert scratch.train_params(config, "UR", "ape")["model"]["layers"] == 4
+
+
+def test_from_scratch_outputs_and_stacks(default):
+    assert scratch.evals(default)[:2] == ["results/scratch/UR/ape/seed0/eval.parquet",
+                                          "results/scratch/UL/ape/seed0/eval.parquet"]
+    assert len(scratch.eval_inputs(default)) == 6 * 3 + 4 * 2
+    assert scratch.stacks(default) == []  # stacking is off by default
+    stacked = config_of("configs/smoke.yaml", scratch={**config_of("configs/smoke.yaml")["scratch"], "stack": True})
+    groups = scratch.stacks(stacked)
+    assert all(len(group) <= 2 for group in groups)
+    assert sorted(t for group in groups for t in group) == sorted(stacked["tasks"])
+    members = scratch.stack_members(stacked, groups[0], "ape")
+    assert {m["checkpoint_dir"] for m in members} == {f"results/checkpoints/scratch/{t}/ape/seed{s}"
+                                                       for t in groups[0] for s in stacked["seeds"]}
+
+
+def test_longer_training_jobs_start_first(default):
+    assert scratch.train_cost(default, "UF", "ape") > scratch.train_cost(default, "UR", "ape")
+
+
+def test_in_context_grid(default):
+    assert icl.families(default) == ["retrieval", "copying"]
+    assert icl.predictions(default) == ["results/icl/smollm2/retrieval.parquet", "results/icl/smollm2/copying.parquet"]
+    files = icl.files(default, "copying", "smollm2")
+    assert {f["task"] for f in files} == {"UF", "UB", "NF", "NB"} and {f["variant"] for f in files} == {"bare"}
+    params = icl.predict_params(default, "smollm2", "copying")
+    assert params["chat"] is None and set(params["settings"]) == {"UF", "UB", "NF", "NB"}
+
+
+def test_fine_tuning_is_tested_on_every_bin_of_its_family(default):
+    assert finetune.eval_data(default, "UB", 0) == [f"results/data/finetune/UB/{b}/seed0.parquet"
+                                                    for b in ("2-12", "13-25", "26-50")]
+    assert finetune.eval_params(default, "UR")["bins"] == ["3-20", "21-40", "41-80"]
+    assert len(finetune.evals(default)) == 10
+    assert finetune.comparison_enabled(default)
+    off = config_of(icl={**default["icl"], "models": []})
+    assert finetune.enabled(off) and not finetune.comparison_enabled(off)
+
+
+def test_mechanism_subjects_and_their_models(default):
+    subjects = mechanism.subjects(default)
+    assert subjects["model-smollm2"] == ("registry", "smollm2")
+    assert subjects["scratch-UF-ape-seed0"] == ("scratch", "UF", "ape", 0)
+    assert mechanism.trained_model(default, "finetune-embedded-UB-seed0") == "results/finetune/embedded/UB/seed0/model"
+    assert mechanism.trained_model(default, "model-smollm2") is None
+    assert mechanism.registry_model(default, "model-smollm2") == "smollm2"
+    assert mechanism.params(default, "scratch-UF-ape-seed0")["spelling"] == {
+        "kind": "scratch", "alphabet": default["data"]["tokens"]["unique_copy"]["alphabet_size"]}
+    # a trained subject only where its stage runs
+    no_scratch = config_of(scratch={**default["scratch"], "enabled": False})
+    assert not any(name.startswith("scratch-") for name in mechanism.subjects(no_scratch))
+
+
+def test_realistic_jobs_read_only_their_own_task_s_settings(default):
+    assert realistic.predictions(default) == [f"results/realistic/smollm2/{t}.parquet"
+                                              for t in ("lorem", "revert", "cherrypick")]
+    assert realistic.params(default, "smollm2", "revert")["settings"] == default["realistic"]["git"]
+    assert realistic.params(default, "smollm2", "lorem")["settings"] == default["realistic"]["lorem"]
+
+
+def test_a_target_the_config_does_not_make_stops_with_the_valid_names(default):
+    with pytest.raises(UnknownTarget, match=r"no mechanism subject 'model-smol' in this config; valid: model-smollm2"):
+        mechanism.subject(default, "model-smol")
+    with pytest.raises(UnknownTarget, match=r"no icl model 'embedded' in this config; valid: smollm2$"):
+        stage_model(default, "icl", "embedded")
+    assert stage_model(default, "finetune", "embedded") == "embedded"
