@@ -13,6 +13,7 @@ from lengthgen.config import (ConfigError, check_models, finetune_bins, finetune
 from lengthgen.models.gguf import GGUFSource
 from lengthgen.models.registry import ModelUnavailable, project_path
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
+from lengthgen.results.findings import findings_sources
 from lengthgen.runtime import job_log
 from lengthgen.tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 
@@ -129,8 +130,9 @@ def tables_made():
     return [name for name, (_, _, made) in TABLES_MADE.items() if made()]
 
 
-# The pairs tables the findings read, each made where its stage runs.
-FINDINGS_SOURCES = ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs")
+# The pairs tables the findings read, each made where its stage runs: the sources of the findings'
+# records (lengthgen.results.findings.FINDINGS), never listed here.
+FINDINGS_SOURCES = findings_sources()
 
 
 def findings_inputs(wildcards):

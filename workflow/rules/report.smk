@@ -43,7 +43,7 @@ rule findings:
     log:
         log_path("findings"),
     run:
-        from lengthgen.results.findings import write_findings
+        from lengthgen.results.findings_markdown import write_findings
 
         with job_log(log, output):
             write_findings({name: getattr(input, name) for name in params.section["tables"]}, params.section, output)
