@@ -1,20 +1,30 @@
 """The findings table: every verdict from small hand-made pairs tables, one function per finding,
-each outcome (shown, contradicted, not distinguishable from noise, not run)."""
+each outcome (shown, contradicted, not distinguishable from noise, not run); the registry of
+findings as the one place a finding is declared."""
+
+import re
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from lengthgen.lengthbins.table import beyond_training
 from lengthgen.results.findings import (
+    ABOVE,
     BOTH_FAIL,
     CONTRADICTED,
+    FINDINGS,
     NO_PAIRS,
     NOISE,
     NOT_RUN,
     SHOWN,
     STAGE_OFF,
+    Finding,
+    _comparison,
+    _frame,
+    _nothing_to_compare,
     ambiguity_finding,
-    findings_markdown,
+    findings_sources,
     findings_table,
     fine_tuning_finding,
     from_scratch_finding,
@@ -22,6 +32,7 @@ from lengthgen.results.findings import (
     in_context_finding,
     mechanism_finding,
 )
+from lengthgen.results.findings_markdown import findings_markdown
 
 SIGNIFICANT, NOT_SIGNIFICANT = 0.001, 0.4
 
@@ -370,7 +381,7 @@ def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
     from types import SimpleNamespace
 
     from lengthgen.cli import main
-    from lengthgen.results.findings import write_findings
+    from lengthgen.results.findings_markdown import write_findings
 
     bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT)]).write_parquet(tmp_path / "scratch_pairs.parquet")
     outputs = SimpleNamespace(**{kind: tmp_path / f"findings.{ext}"
@@ -390,3 +401,68 @@ def test_the_command_says_how_to_make_a_missing_table(tmp_path, capsys):
     error = capsys.readouterr().err
     assert error.strip().splitlines() == [
         f"lengthgen: {tmp_path / 'findings.parquet'} not found: run `snakemake results/tables/findings.md` first"]
+
+
+# -- the registry: one record per finding ---------------------------------------------------------
+WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
+
+
+def tables_the_workflow_makes() -> dict[str, str]:
+    """common.smk's TABLES_MADE: table name -> the rule that writes it."""
+    text = (WORKFLOW / "rules" / "common.smk").read_text()
+    block = text.split("\nTABLES_MADE = {\n", 1)[1].split("\n}\n", 1)[0]
+    return dict(re.findall(r'^\s+"(\w+)": \("(\w+)",', block, re.MULTILINE))
+
+
+def test_every_record_reads_a_table_the_workflow_makes_and_the_workflow_reads_the_records():
+    made = tables_the_workflow_makes()
+    rules = "".join(path.read_text() for path in (WORKFLOW / "rules").glob("*.smk"))
+    for finding in FINDINGS.values():
+        assert finding.source in made, f"finding {finding.number} reads {finding.source}, which no rule makes"
+        assert f"\nrule {made[finding.source]}:\n" in rules
+    assert findings_sources() == ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs")
+    # the findings rule's inputs come from the records, never from a list of its own
+    assert "\nFINDINGS_SOURCES = findings_sources()\n" in (WORKFLOW / "rules" / "common.smk").read_text()
+
+
+def test_every_finding_number_has_its_claims_and_its_function():
+    assert sorted(FINDINGS) == list(range(1, len(FINDINGS) + 1))
+    for number, finding in FINDINGS.items():
+        assert isinstance(finding, Finding) and finding.number == number and finding.section and finding.name
+        assert finding.claims and len(set(finding.claims)) == len(finding.claims)
+        off = finding.judge(None, None)  # every judge takes (pairs, model_paths)
+        assert off["claim"].to_list() == list(finding.claims) and set(off["verdict"]) == {NOT_RUN}
+        assert set(off["finding"]) == {number} and set(off["section"]) == {finding.section}
+        assert set(off["source"]) == {finding.source}
+    assert findings_table({})["finding"].unique(maintain_order=True).to_list() == sorted(FINDINGS)
+
+
+NEW_CLAIM = "expressible tasks above the inexpressible ones of their family on every bin"
+
+
+def new_finding(pairs, model_paths=None):
+    """A seventh finding, written as the six are: its rows from its source table."""
+    if (nothing := _nothing_to_compare(7, pairs)) is not None:
+        return nothing
+    rows = [_comparison(7, NEW_CLAIM, ABOVE, pair, system=pair["system"], measure="teacher-forced exact match",
+                        length=pair["bin"])
+            for pair in pairs.filter(pl.col("comparison") == "expressible above inexpressible").iter_rows(named=True)]
+    return _frame(7, rows, "the config's tasks hold no such pair")
+
+
+def test_a_new_finding_is_one_record_plus_its_function(monkeypatch):
+    monkeypatch.setitem(FINDINGS, 7, Finding(7, "9.9", "a new finding", "new_pairs", (NEW_CLAIM,), new_finding,
+                                             by_length=True))
+    assert findings_sources()[-1] == "new_pairs"  # the findings rule reads it where it is made
+    table = bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
+                        above("UR", "NRLast", 0.60, 0.80, SIGNIFICANT, bin_="1-15")])
+    frame = findings_table({"new_pairs": table})
+    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7]
+    new = frame.filter(pl.col("finding") == 7)
+    assert new.select("length", "verdict", "claim_verdict").rows() == [("31-45", SHOWN, SHOWN),
+                                                                       ("1-15", CONTRADICTED, CONTRADICTED)]
+    assert set(new["section"]) == {"9.9"} and set(new["source"]) == {"new_pairs"}
+    assert set(new["family"]) == {"7.1 ape, teacher-forced exact match, 31-45", "7.1 ape, teacher-forced exact match, 1-15"}
+    glance = findings_markdown(frame).split("## The comparisons")[0]
+    assert "| 7. a new finding (9.9) | " + NEW_CLAIM + " | ape | teacher-forced exact match | 31-45 | **shown** |" in glance
+    assert set(findings_table({})["finding"].to_list()) == set(range(1, 8))  # its stage off: not run

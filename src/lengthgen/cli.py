@@ -75,7 +75,7 @@ def print_findings(path: str) -> int:
     import polars as pl
 
     from .records.files import DamagedFile, read_frame
-    from .results.findings import findings_markdown
+    from .results.findings_markdown import findings_markdown
 
     if not Path(path).is_file():
         print(f"lengthgen: {path} not found: run `snakemake results/tables/findings.md` first", file=sys.stderr)

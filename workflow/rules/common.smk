@@ -19,7 +19,8 @@ from lengthgen.plan import scratch as scratch_plan
 from lengthgen.plan.grid import known, stage_model
 from lengthgen.plan.paths import (BENCHMARKS, CONVERTED, FIGURES, FINETUNE, ICL, LOGS, MECHANISM, REALISTIC, RESULTS,
                                   SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path, data_path, log_path)
-from lengthgen.runtime import job_log, run_writer
+from lengthgen.results.findings import findings_sources
+from lengthgen.runtime import run_writer
 from lengthgen.tasks import FAMILIES, TASK_NAMES
 
 # Relative model paths are looked up in the working directory, then in the repository (where the
@@ -117,8 +118,9 @@ def tables_made():
     return [name for name, (_, _, made) in TABLES_MADE.items() if made()]
 
 
-# The pairs tables the findings read, each made where its stage runs.
-FINDINGS_SOURCES = ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs")
+# The pairs tables the findings read, each made where its stage runs: the sources of the findings'
+# records (lengthgen.results.findings.FINDINGS), never listed here.
+FINDINGS_SOURCES = findings_sources()
 
 
 def findings_inputs(wildcards):

@@ -43,10 +43,8 @@ rule findings:
     log:
         log_path("findings"),
     run:
-        from lengthgen.results.findings import write_findings
-
-        with job_log(log, output):
-            write_findings({name: getattr(input, name) for name in params.section["tables"]}, params.section, output)
+        run_writer("lengthgen.results.findings_markdown:write_findings", log, output,
+                   {name: getattr(input, name) for name in params.section["tables"]}, params.section)
 
 
 rule figure_scratch:
@@ -161,7 +159,4 @@ rule tables_index:
     log:
         log_path("tables_index"),
     run:
-        from lengthgen.results.index import write_tables_index
-
-        with job_log(log, output):
-            write_tables_index(params.section, input.tables, output)
+        run_writer("lengthgen.results.index:write_tables_index", log, output, params.section, input.tables)

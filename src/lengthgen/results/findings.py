@@ -14,22 +14,28 @@ contradicted of a claim that holds. So:
   `contradicted` when the family-wise interval (the 95% one widened by Bonferroni for the family's
   m intervals) lies wholly outside, and `not distinguishable from noise` otherwise;
 - a claim, per system and measure (its family; for fine-tuning, per system, measure and
-  out-of-distribution bin, BY_LENGTH), is `contradicted` if any of its comparisons is, `shown` if
-  all are, otherwise `not distinguishable from noise`;
+  out-of-distribution bin: its record's `by_length`), is `contradicted` if any of its comparisons
+  is, `shown` if all are, otherwise `not distinguishable from noise`;
 - `not run`: the config turned the stage off (its table is not made), or its tasks hold nothing the
   claim compares.
 Beside each comparison, the paper's own numbers where it reports them, with the setting they are from.
+
+Each finding is one record (`Finding`) in one registry (`FINDINGS`): its number, the paper's section,
+what the paper finds, the pairs table it reads, its claims and the function that judges it. The
+table iterates the records, and the workflow reads the tables they name (`findings_sources`), so a
+new finding is one record plus its function. The markdown, and the files the `findings` rule
+writes: `lengthgen.results.findings_markdown`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import polars as pl
 
 from ..lengthbins.table import MIRROR_TOLERANCE
-from ..records.files import read_frame
-from ..records.tables import to_markdown
 from ..references import (
     IN_CONTEXT_SETTING,
     LOREM,
@@ -38,25 +44,32 @@ from ..references import (
     lorem_reference,
     scratch_reference,
 )
-from ..stats import LEVEL, PERMUTATIONS, holm, interval_text, p_text, widen
+from ..stats import LEVEL, holm, widen
 from ..tasks import LengthBin, get_task
 
 SHOWN, CONTRADICTED, NOISE, NOT_RUN = "shown", "contradicted", "not distinguishable from noise", "not run"
 VERDICTS = (SHOWN, CONTRADICTED, NOISE, NOT_RUN)
+# Registry name -> hub path of each model, for the paper's numbers per hub model (None: unknown).
+ModelPaths = Mapping[str, str] | None
 
-# Finding number -> (paper section, what the paper finds).
-FINDINGS = {
-    1: ("App. B", "from scratch, models follow the theory"),
-    2: ("4.1", "in context, pretrained models prefer the induction direction"),
-    3: ("4.3", "fine-tuning closes the expressible gaps only"),
-    4: ("4.2", "copying fails more after ambiguous tokens"),
-    5: ("4.2", "git revert (a forward copy) beats cherry-pick (a backward copy)"),
-    6: ("4.4", "induction circuits are stronger than anti-induction ones, and carry the copying"),
-}
-# The tables each finding reads (the pairs table of its stage).
-SOURCES = {1: "scratch_pairs", 2: "icl_pairs", 3: "finetune_pairs", 4: "realistic_pairs", 5: "realistic_pairs",
-           6: "mechanism_pairs"}
 
+@dataclass(frozen=True)
+class Finding:
+    """One finding of the paper: everything the table, the workflow and the markdown know of it.
+
+    judge(pairs, model_paths) -> the finding's rows: `pairs` is its source table (None when the
+    config turned the stage off), `model_paths` the models' hub paths (`ModelPaths`)."""
+
+    number: int  # its place in SPEC's list and in the table
+    section: str  # the paper's section
+    name: str  # what the paper finds
+    source: str  # the pairs table it reads, one the workflow makes (TABLES_MADE in common.smk)
+    claims: tuple[str, ...]  # its claims, in the table's order
+    judge: Callable[[pl.DataFrame | None, ModelPaths], pl.DataFrame]
+    by_length: bool = False  # judged per length as well as per system and measure
+
+
+# Each finding's claims (its record lists them, in order).
 SCRATCH_ABOVE = "expressible tasks above the inexpressible ones of their family on the longest bin"
 SCRATCH_AGREE = f"expressible mirror pairs agree on the longest bin (within ±{MIRROR_TOLERANCE})"
 FORWARD = "forward copy above backward copy"
@@ -68,8 +81,6 @@ GIT = "revert above cherry-pick"
 HEADS = "best induction head above best anti-induction head"
 PATCHING = ("removing induction edges costs forward copies more than removing anti-induction edges costs "
             "backward copies")
-CLAIMS = {1: (SCRATCH_ABOVE, SCRATCH_AGREE), 2: (FORWARD, RIGHT), 3: (FINETUNE_AGREE, FINETUNE_ABOVE),
-          4: (AMBIGUITY,), 5: (GIT,), 6: (HEADS, PATCHING)}
 
 SCHEMA = {
     "finding": pl.Int64, "section": pl.String, "claim": pl.String, "system": pl.String, "measure": pl.String,
@@ -83,18 +94,17 @@ SCHEMA = {
     "claim_verdict": pl.String, "source": pl.String, "note": pl.String,
 }
 ABOVE, AGREE = "above", "agree"  # the two kinds of comparison
-# Findings judged per length as well as per system and measure: fine-tuning is tested at 2x and 4x
-# the training lengths, and the paper's claim is about each (a model may hold at 2x and fail at 4x).
-BY_LENGTH = {3}
 
 
 def family_key(finding: int, row: dict) -> tuple:
-    """What a comparison is judged with: the same claim, system and measure (and length, BY_LENGTH)."""
-    return (row["claim"], row["system"], row["measure"]) + ((row["length"],) if finding in BY_LENGTH else ())
+    """What a comparison is judged with: the same claim, system and measure (and length, for a
+    finding judged `by_length`)."""
+    return (row["claim"], row["system"], row["measure"]) + ((row["length"],) if FINDINGS[finding].by_length else ())
 
 
 # -- a row's verdict ------------------------------------------------------------------------------
-def _missing(value) -> bool:
+def missing(value) -> bool:
+    """No value: None or NaN."""
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
@@ -102,7 +112,7 @@ def above_verdict(row: dict) -> str:
     """First above second: the paired (or two-sample) test's Holm-adjusted p over the family decides
     (`p_holm`; the raw p for a family of one), the sign says which way."""
     p = row.get("p_holm", row.get("p"))
-    if _missing(p) or p >= LEVEL or _missing(row.get("difference")) or row["difference"] == 0:
+    if missing(p) or p >= LEVEL or missing(row.get("difference")) or row["difference"] == 0:
         return NOISE
     return SHOWN if row["difference"] > 0 else CONTRADICTED
 
@@ -112,7 +122,7 @@ def agree_verdict(row: dict, margin: float = MIRROR_TOLERANCE) -> str:
     family-wise interval (`family_low`, `family_high`; the 95% one for a family of one) lies wholly
     outside it, so that one of twelve pairs straying by chance does not contradict the claim."""
     low, high = row.get("difference_low"), row.get("difference_high")
-    if _missing(low) or _missing(high):
+    if missing(low) or missing(high):
         return NOISE
     if -margin <= low and high <= margin:
         return SHOWN
@@ -128,7 +138,7 @@ BOTH_FAIL = f"both below {FAILING}: they agree by failing alike, not by generali
 
 def both_fail(row: dict) -> bool:
     """An agreement that says nothing about generalisation: both sides' intervals below FAILING."""
-    return all(not _missing(row.get(f"{side}_high")) and row[f"{side}_high"] < FAILING for side in ("first", "second"))
+    return all(not missing(row.get(f"{side}_high")) and row[f"{side}_high"] < FAILING for side in ("first", "second"))
 
 
 def claim_verdict(verdicts: list[str]) -> str:
@@ -146,8 +156,8 @@ def _comparison(finding: int, claim: str, kind: str, pair: dict, *, system: str,
                 paper: tuple = (None, None, None)) -> dict:
     """One comparison of a pairs-table row, with its verdict."""
     row = {name: pair.get(name) for name in SCHEMA if name in pair}
-    row.update(finding=finding, section=FINDINGS[finding][0], claim=claim, system=system, measure=measure,
-               length=length, kind=kind, source=SOURCES[finding], note="", paper_first=paper[0],
+    row.update(finding=finding, section=FINDINGS[finding].section, claim=claim, system=system, measure=measure,
+               length=length, kind=kind, source=FINDINGS[finding].source, note="", paper_first=paper[0],
                paper_second=paper[1], paper_setting=paper[2])
     if kind == AGREE and both_fail(pair):
         row["note"] = BOTH_FAIL
@@ -155,14 +165,14 @@ def _comparison(finding: int, claim: str, kind: str, pair: dict, *, system: str,
 
 
 def _not_run(finding: int, claim: str, note: str) -> dict:
-    return {"finding": finding, "section": FINDINGS[finding][0], "claim": claim, "system": "", "measure": "",
-            "length": "", "kind": "", "verdict": NOT_RUN, "source": SOURCES[finding], "note": note}
+    return {"finding": finding, "section": FINDINGS[finding].section, "claim": claim, "system": "", "measure": "",
+            "length": "", "kind": "", "verdict": NOT_RUN, "source": FINDINGS[finding].source, "note": note}
 
 
 def _family_label(finding: int, key: tuple) -> str:
-    """A family's name: finding.claim (the claim's place in CLAIMS), system, measure[, length]."""
+    """A family's name: finding.claim (the claim's place in the finding's claims), system, measure[, length]."""
     claim, *rest = key
-    return f"{finding}.{CLAIMS[finding].index(claim) + 1} " + ", ".join(rest)
+    return f"{finding}.{FINDINGS[finding].claims.index(claim) + 1} " + ", ".join(rest)
 
 
 def judge_families(finding: int, rows: list[dict]) -> list[dict]:
@@ -175,16 +185,16 @@ def judge_families(finding: int, rows: list[dict]) -> list[dict]:
     for key, members in families.items():
         label = _family_label(finding, key)
         above = [r for r in members if r["kind"] == ABOVE]
-        adjusted = holm([math.nan if _missing(r.get("p")) else r["p"] for r in above])
+        adjusted = holm([math.nan if missing(r.get("p")) else r["p"] for r in above])
         for row, p_holm in zip(above, adjusted):
             row["p_holm"] = None if math.isnan(p_holm) else float(p_holm)
         agree = [r for r in members if r["kind"] == AGREE]
-        tested = [r for r in agree if not any(_missing(r.get(k)) for k in ("difference", "difference_low",
-                                                                           "difference_high"))]
+        tested = [r for r in agree if not any(missing(r.get(k)) for k in ("difference", "difference_low",
+                                                                          "difference_high"))]
         for row in tested:
             row["family_low"], row["family_high"] = widen(row["difference"], row["difference_low"],
                                                           row["difference_high"], len(tested))
-        sizes = {ABOVE: sum(not _missing(r["p_holm"]) for r in above), AGREE: len(tested)}
+        sizes = {ABOVE: sum(not missing(r["p_holm"]) for r in above), AGREE: len(tested)}
         for row in members:
             row.update(family=label, family_size=sizes[row["kind"]],
                        verdict=above_verdict(row) if row["kind"] == ABOVE else agree_verdict(row))
@@ -195,7 +205,7 @@ def _frame(finding: int, rows: list[dict], why_not: str) -> pl.DataFrame:
     """The finding's rows, each judged within its family, with each claim's verdict per family
     (`family_key`); a `not run` row for every claim without a comparison."""
     rows = judge_families(finding, rows)
-    for claim in CLAIMS[finding]:
+    for claim in FINDINGS[finding].claims:
         if not any(r["claim"] == claim for r in rows):
             rows.append(_not_run(finding, claim, why_not))
     frame = pl.DataFrame([{name: r.get(name) for name in SCHEMA} for r in rows], schema=SCHEMA)
@@ -203,7 +213,7 @@ def _frame(finding: int, rows: list[dict], why_not: str) -> pl.DataFrame:
     verdicts: dict[tuple, list[str]] = {}
     for key, verdict in zip(keys, frame["verdict"]):
         verdicts.setdefault(key, []).append(verdict)
-    order = {claim: k for k, claim in enumerate(CLAIMS[finding])}
+    order = {claim: k for k, claim in enumerate(FINDINGS[finding].claims)}
     return (frame.with_columns(pl.Series("claim_verdict", [claim_verdict(verdicts[key]) for key in keys], pl.String),
                                pl.col("claim").replace_strict(order, return_dtype=pl.Int64).alias("_claim"))
             .with_row_index("_row").sort("_claim", "_row").drop("_claim", "_row"))
@@ -259,7 +269,8 @@ def _theory_split(finding: int, pairs: pl.DataFrame, above_claim: str, agree_cla
     return rows
 
 
-# -- one function per finding ---------------------------------------------------------------------
+# -- one function per finding: (pairs, model_paths) -> its rows ----------------------------------
+# (model_paths is read only where the paper's numbers are per hub model: the ambiguity finding)
 PAPER_SCRATCH_BIN = "101-150"  # the paper's longest from-scratch bin
 PAPER_FINETUNE_BIN = "51-100"  # the authors' fine-tuning test bin (retrieval pairs)
 
@@ -272,7 +283,7 @@ def _scratch_paper(pair: dict) -> tuple:
         (None, None, None)
 
 
-def from_scratch_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
+def from_scratch_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
     """1 (App. B), per positional encoding, from `scratch_pairs`: on each family's longest bin every
     expressible task above every inexpressible one, and the expressible mirror pairs in agreement."""
     if (nothing := _nothing_to_compare(1, pairs)) is not None:
@@ -288,7 +299,7 @@ def _finetune_paper(pair: dict) -> tuple:
         else (None, None, None)
 
 
-def fine_tuning_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
+def fine_tuning_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
     """3 (4.3), per fine-tuned model and on each out-of-distribution bin, from `finetune_pairs`: the
     expressible mirror pairs agree, and the inexpressible tasks stay below the expressible ones of
     their family."""
@@ -302,7 +313,7 @@ def fine_tuning_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
 ICL_MEASURES = {"accuracy": "greedy exact match", "tf_symbol_accuracy": "teacher-forced symbol accuracy"}
 
 
-def in_context_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
+def in_context_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
     """2 (4.1), per model and measure (greedy exact match; teacher-forced symbol accuracy), from
     `icl_pairs` (pooled over lengths, seeds and prompt variants): each forward copy above its backward
     mirror, each right-hand retrieval above its left mirror."""
@@ -332,7 +343,7 @@ def _lorem_paper(model_path: str | None) -> tuple:
     return (*values, f"{path}, {tokens} tokens")
 
 
-def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: dict[str, str] | None = None) -> pl.DataFrame:
+def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
     """4 (4.2), per model, from `realistic_pairs` over all lengths: lorem-ipsum copying scores higher
     after unambiguous tokens than after ambiguous ones, greedily (the ambiguity scorer) and
     teacher-forced. model_paths: registry name -> hub path, to find the paper's numbers."""
@@ -351,7 +362,7 @@ def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: dict[str, str] | 
 GIT_MEASURES = {"exact": "exact match", "tf_line_start": "teacher-forced line starts"}
 
 
-def git_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
+def git_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
     """5 (4.2), per model, from `realistic_pairs` over all lengths: revert above cherry-pick, by exact
     match and teacher-forced at line starts (the one place the two directions differ). The authors'
     repository stores no numbers for it."""
@@ -367,7 +378,7 @@ def git_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
 PRETRAINED = "model-"  # the mechanism stage's name of a registry (pretrained) model
 
 
-def mechanism_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
+def mechanism_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
     """6 (4.4), per pretrained model, from `mechanism_pairs` (same prompts, paired permutation tests):
     the best induction head above the best anti-induction head, and removing induction edges costing
     forward copies more than removing anti-induction edges costs backward copies. Models this run
@@ -384,112 +395,34 @@ def mechanism_finding(pairs: pl.DataFrame | None) -> pl.DataFrame:
     return _frame(6, rows, "no pretrained model in mechanism.models")
 
 
-def findings_table(tables: dict[str, pl.DataFrame], model_paths: dict[str, str] | None = None) -> pl.DataFrame:
-    """Every finding, in the paper's order of this table (1-6), from the pairs tables this run made
-    (a table missing from `tables`: its stage was off)."""
-    return pl.concat([
-        from_scratch_finding(tables.get("scratch_pairs")),
-        in_context_finding(tables.get("icl_pairs")),
-        fine_tuning_finding(tables.get("finetune_pairs")),
-        ambiguity_finding(tables.get("realistic_pairs"), model_paths),
-        git_finding(tables.get("realistic_pairs")),
-        mechanism_finding(tables.get("mechanism_pairs")),
-    ])
+# -- the registry: one record per finding -------------------------------------------------------
+FINDINGS: dict[int, Finding] = {finding.number: finding for finding in (
+    Finding(1, "App. B", "from scratch, models follow the theory", "scratch_pairs",
+            (SCRATCH_ABOVE, SCRATCH_AGREE), from_scratch_finding),
+    Finding(2, "4.1", "in context, pretrained models prefer the induction direction", "icl_pairs",
+            (FORWARD, RIGHT), in_context_finding),
+    # Fine-tuning is tested at 2x and 4x the training lengths, and the paper's claim is about each (a
+    # model may hold at 2x and fail at 4x): judged per length.
+    Finding(3, "4.3", "fine-tuning closes the expressible gaps only", "finetune_pairs",
+            (FINETUNE_AGREE, FINETUNE_ABOVE), fine_tuning_finding, by_length=True),
+    Finding(4, "4.2", "copying fails more after ambiguous tokens", "realistic_pairs", (AMBIGUITY,),
+            ambiguity_finding),
+    Finding(5, "4.2", "git revert (a forward copy) beats cherry-pick (a backward copy)", "realistic_pairs", (GIT,),
+            git_finding),
+    Finding(6, "4.4", "induction circuits are stronger than anti-induction ones, and carry the copying",
+            "mechanism_pairs", (HEADS, PATCHING), mechanism_finding),
+)}
 
 
-# -- markdown -------------------------------------------------------------------------------------
-def _side(row: dict, side: str) -> str:
-    return (f"{row[side]}: {row[f'{side}_value']:.2f} {interval_text(row[f'{side}_low'], row[f'{side}_high'])}"
-            .strip())
+def findings_sources() -> tuple[str, ...]:
+    """The pairs tables the findings read, in the findings' order, each once (the `findings` rule's
+    inputs where their stages run)."""
+    return tuple(dict.fromkeys(FINDINGS[number].source for number in sorted(FINDINGS)))
 
 
-def _test(row: dict) -> str:
-    """The difference, and what decided the verdict: the Holm p over the family ("above"), or the
-    interval against the margin with its family-wise widening ("agree")."""
-    if row["kind"] == AGREE:
-        text = (f"difference {row['difference']:+.2f} {interval_text(row['difference_low'], row['difference_high'])}"
-                f" against ±{MIRROR_TOLERANCE}")
-        if (row["family_size"] or 0) > 1 and not _missing(row.get("family_low")):
-            text += (f"; family-wise {interval_text(row['family_low'], row['family_high'])} "
-                     f"({row['family_size']} pairs)")
-        return text
-    text = f"difference {row['difference']:+.2f}"
-    if not _missing(row.get("difference_low")):
-        text += f" {interval_text(row['difference_low'], row['difference_high'])}"
-    permutations = PERMUTATIONS if row["test"] == "paired permutation" else None
-    text += f"; {row['test']}, {p_text(row['p'], permutations)}"
-    if (row["family_size"] or 0) > 1:
-        text += f", Holm {p_text(row['p_holm'], permutations)} of {row['family_size']}"
-    return text + (f", {row['pairs']} pairs" if row["pairs"] else "")
+def findings_table(tables: dict[str, pl.DataFrame], model_paths: ModelPaths = None) -> pl.DataFrame:
+    """Every finding, in the order of its number, from the pairs tables this run made (a table
+    missing from `tables`: its stage was off)."""
+    return pl.concat([FINDINGS[number].judge(tables.get(FINDINGS[number].source), model_paths)
+                      for number in sorted(FINDINGS)])
 
-
-def _paper(row: dict) -> str:
-    values = [f"{row[k]:.2f}" if not _missing(row[k]) else "–" for k in ("paper_first", "paper_second")]
-    return "" if row["paper_setting"] is None else f"{values[0]} vs {values[1]} ({row['paper_setting']})"
-
-
-def _finding_name(number: int) -> str:
-    section, text = FINDINGS[number]
-    return f"{number}. {text} ({section})"
-
-
-def glance(frame: pl.DataFrame) -> pl.DataFrame:
-    """One line per finding and family (claim, system, measure, and length for BY_LENGTH): its
-    verdict and how its comparisons went."""
-    rows, named = [], set()
-    by_length = pl.when(pl.col("finding").is_in(list(BY_LENGTH))).then(pl.col("length")).otherwise(pl.lit(""))
-    for (finding, claim, system, measure, length), group in (
-            frame.with_columns(by_length.alias("_length"))
-            .group_by(["finding", "claim", "system", "measure", "_length"], maintain_order=True)):
-        counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE) if (n := (group["verdict"] == v).sum())]
-        if failing := (group["note"] == BOTH_FAIL).sum():
-            counts.append(f"{failing} of them {BOTH_FAIL}")
-        name = "" if finding in named else _finding_name(finding)  # each finding named on its first line
-        named.add(finding)
-        rows.append({"finding": name, "claim": claim, "system": system, "measure": measure, "length": length or "",
-                     "verdict": f"**{group['claim_verdict'][0]}**",
-                     "comparisons": ", ".join(counts) if counts else group["note"][0]})
-    return pl.DataFrame(rows)
-
-
-def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> str:
-    """The findings at a glance, then every comparison with its numbers, test and the paper's."""
-    ran = frame.filter(pl.col("verdict") != NOT_RUN)
-    details = pl.DataFrame([{
-        "finding": r["finding"], "system": r["system"], "measure": r["measure"], "length": r["length"],
-        "comparison": r["kind"], "first": _side(r, "first"), "second": _side(r, "second"), "test": _test(r),
-        "paper": _paper(r), "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else "")}
-        for r in ran.iter_rows(named=True)])
-    parts = ["# Did the paper's findings reproduce here?", "",
-             "One line per finding, claim, system and measure (fine-tuning: and out-of-distribution bin): a "
-             "family of comparisons, corrected for their number (below). A claim is **shown** when every "
-             "comparison it makes is shown, **contradicted** when any goes significantly the other way after the "
-             "correction, otherwise **not distinguishable "
-             "from noise**; **not run** where the config turned the stage off or has no tasks to compare.", "",
-             to_markdown(glance(frame)), "## The comparisons", "",
-             f"comparison \"above\": first is the side the paper expects higher; shown when the test's "
-             f"Holm-adjusted p over its family (the claim's comparisons for that system and measure, and bin for "
-             f"fine-tuning) is below "
-             f"{LEVEL} with that sign, contradicted when below {LEVEL} with the other (\"Holm p ... of m\"; one "
-             f"of 12 at p = 0.03 is Holm p = 0.36, noise). \"agree\": an expressible mirror pair "
-             f"(right/forward task first); shown when the 95% interval of the difference lies inside "
-             f"±{MIRROR_TOLERANCE}, contradicted when the family-wise interval (each 95% half-width times "
-             f"z(1 - {LEVEL}/2m) / z(1 - {LEVEL}/2), Bonferroni over the family's m pairs) lies wholly outside "
-             f"(a note says when both sides are below {FAILING}: agreement then is not generalisation). A "
-             "permutation p at its floor, 1/(permutations + 1), reads p < 1e-4. Values with their 95% "
-             "intervals; the paper's numbers where it reports them, with the setting they are from.", "",
-             to_markdown(details) if details.height else "(no stage ran)\n"]
-    if provenance:
-        parts += [f"config hash {provenance['config_hash']}, code {provenance['code_version']}", ""]
-    return "\n".join(parts)
-
-
-def write_findings(paths: dict[str, str], section: dict, outputs) -> None:
-    """paths: pairs-table name -> parquet, for the stages this config runs; section: the rule's params
-    (`models`: registry name -> hub path, for the paper's numbers)."""
-    from ..records.provenance import collect
-    from ..records.tables import write_table
-
-    provenance = collect(section)
-    frame = findings_table({name: read_frame(path) for name, path in paths.items()}, section.get("models"))
-    write_table(frame, outputs, provenance, markdown=findings_markdown(frame, provenance))
