@@ -19,13 +19,17 @@ import argparse
 import polars as pl
 from transformers import AutoTokenizer
 
+from lengthgen.icl.predict import BUDGET_MARGIN
+from lengthgen.realistic.predict import MARGIN
 
-def budget_use(frame: pl.DataFrame, tokenizer, answer_column: str) -> dict:
+
+def budget_use(frame: pl.DataFrame, tokenizer, margin: int) -> dict:
+    """Rows, rows that ran to their budget, tokens decoded and those past the answer's own length
+    (the budget less its margin, as the stage set it)."""
     completion = [len(tokenizer(text, add_special_tokens=False).input_ids) for text in frame["completion"]]
-    answer = [len(tokenizer(text, add_special_tokens=False).input_ids) for text in frame[answer_column]]
     budgets = frame["max_new_tokens"].to_list()
     decoded = [min(c, b) for c, b in zip(completion, budgets)]
-    past = sum(max(0, d - a) for d, a in zip(decoded, answer))
+    past = sum(max(0, d - (b - margin)) for d, b in zip(decoded, budgets))
     return {"rows": frame.height, "ran_to_budget": sum(c >= b for c, b in zip(completion, budgets)),
             "decoded_tokens": sum(decoded), "past_answer": past,
             "share_past_answer": round(past / max(1, sum(decoded)), 3)}
@@ -34,15 +38,14 @@ def budget_use(frame: pl.DataFrame, tokenizer, answer_column: str) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="the model directory whose tokenizer decoded the predictions")
-    parser.add_argument("files", nargs="+", help="prediction parquets (icl: target, realistic: reference)")
+    parser.add_argument("files", nargs="+", help="prediction parquets of the in-context and realistic stages")
     args = parser.parse_args(argv)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     rows = []
     for path in args.files:
         frame = pl.read_parquet(path)
-        column = "reference" if "reference" in frame.columns else "target_text" if "target_text" in frame.columns \
-            else "target"
-        rows.append({"file": path, **budget_use(frame, tokenizer, column)})
+        margin = BUDGET_MARGIN if "prompt" in frame.columns else MARGIN  # in-context rows keep their prompt
+        rows.append({"file": path, **budget_use(frame, tokenizer, margin)})
     table = pl.DataFrame(rows)
     with pl.Config(tbl_rows=-1, tbl_width_chars=200, fmt_str_lengths=60):
         print(table)
