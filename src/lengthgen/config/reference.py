@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from .validate import load_schema
+from .validate import load_schema, resolve_refs
 
 _NONE = object()  # a key without a default
 HEADER = """# Config reference
@@ -21,11 +21,7 @@ choose (a registry model).
 
 def _resolve(node: dict, root: dict) -> dict:
     """A schema node with local `$ref`s followed and `allOf` parts merged (the node's own keys win)."""
-    while "$ref" in node:
-        target = root
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
+    node = resolve_refs(node, root)
     if "allOf" not in node:
         return node
     merged = {key: value for key, value in node.items() if key != "allOf"}

@@ -57,7 +57,7 @@ def load_schema() -> dict:
     return yaml.safe_load(_schema_text())
 
 
-def _resolve(schema: dict, root: dict) -> dict:
+def resolve_refs(schema: dict, root: dict) -> dict:
     """A schema with its local `$ref` followed (the rest of its keys kept)."""
     while "$ref" in schema:
         target = root
@@ -90,7 +90,7 @@ def _coerce_scalar(value: str, types: list[str]):
 def coerce_strings(instance, schema: dict, root: dict):
     """`instance` with strings turned into the scalars its schema asks for. Snakemake's
     `--config seeds=[0,1]` hands over ['0', '1']; so a command-line override means what it says."""
-    schema = _resolve(schema, root)
+    schema = resolve_refs(schema, root)
     for part in schema.get("allOf", []):
         instance = coerce_strings(instance, part, root)
     if isinstance(instance, str) and "type" in schema:
