@@ -28,8 +28,8 @@ LAYERS = [
     ("settings and evaluation", ["lengthgen.config", "lengthgen.lengthbins", "lengthgen.verify"]),
     ("experiments", ["lengthgen.scratch", "lengthgen.pretrain", "lengthgen.icl", "lengthgen.finetune",
                      "lengthgen.mechanism", "lengthgen.realistic"]),
-    ("planning", ["lengthgen.plan"]),
     ("reporting", ["lengthgen.results"]),
+    ("planning", ["lengthgen.plan"]),
     ("command line", ["lengthgen.cli"]),
     ("entry point", ["lengthgen.__main__"]),
 ]

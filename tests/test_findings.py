@@ -2,7 +2,6 @@
 each outcome (shown, contradicted, not distinguishable from noise, not run); the registry of
 findings as the one place a finding is declared."""
 
-import re
 from pathlib import Path
 
 import polars as pl
@@ -408,10 +407,10 @@ WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 
 
 def tables_the_workflow_makes() -> dict[str, str]:
-    """common.smk's TABLES_MADE: table name -> the rule that writes it."""
-    text = (WORKFLOW / "rules" / "common.smk").read_text()
-    block = text.split("\nTABLES_MADE = {\n", 1)[1].split("\n}\n", 1)[0]
-    return dict(re.findall(r'^\s+"(\w+)": \("(\w+)",', block, re.MULTILINE))
+    """The planning layer's tables: table name -> the rule that writes it."""
+    from lengthgen.plan.tables import TABLES
+
+    return {name: rule for name, (rule, _, _) in TABLES.items()}
 
 
 def test_every_record_reads_a_table_the_workflow_makes_and_the_workflow_reads_the_records():
@@ -422,7 +421,14 @@ def test_every_record_reads_a_table_the_workflow_makes_and_the_workflow_reads_th
         assert f"\nrule {made[finding.source]}:\n" in rules
     assert findings_sources() == ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs")
     # the findings rule's inputs come from the records, never from a list of its own
-    assert "\nFINDINGS_SOURCES = findings_sources()\n" in (WORKFLOW / "rules" / "common.smk").read_text()
+    import yaml
+
+    from lengthgen.config import validate_config
+    from lengthgen.plan.tables import findings_inputs
+
+    default = validate_config(yaml.safe_load((WORKFLOW.parent / "config.yaml").read_text()), check_availability=False,
+                              search=(".", str(WORKFLOW.parent)))
+    assert tuple(findings_inputs(default)) == findings_sources()
 
 
 def test_every_finding_number_has_its_claims_and_its_function():

@@ -116,3 +116,26 @@ def test_a_target_the_config_does_not_make_stops_with_the_valid_names(default):
     with pytest.raises(UnknownTarget, match=r"no icl model 'embedded' in this config; valid: smollm2$"):
         stage_model(default, "icl", "embedded")
     assert stage_model(default, "finetune", "embedded") == "embedded"
+
+
+def test_every_table_a_config_makes_and_what_the_findings_read(default):
+    from lengthgen.plan.tables import TABLES, findings_inputs, findings_params, tables_made
+
+    assert tables_made(default) == list(TABLES)  # the default runs every stage
+    assert list(findings_inputs(default)) == ["scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs",
+                                              "mechanism_pairs"]
+    smoke = config_of("configs/smoke.yaml")
+    assert "icl" not in tables_made(smoke) and "comparison" not in tables_made(smoke)
+    assert findings_params(smoke)["tables"] == list(findings_inputs(smoke))
+
+
+def test_a_model_job_asks_for_at_least_its_rule_s_memory_and_time():
+    from lengthgen.plan.models import MODEL_JOBS, model_job
+
+    config = {"models": {"big": {"gpus": 4}, "small": {"gpus": 1}}}
+    requests = {"big": {"mem_mb": 200_000, "runtime": None}, "small": {"mem_mb": None, "runtime": None}}
+    assert model_job(config, requests, "icl_predict", "big", "mem_mb") == 200_000
+    assert model_job(config, requests, "icl_predict", "big", "runtime") == MODEL_JOBS["icl_predict"]["runtime"]
+    assert model_job(config, requests, "icl_predict", "big", "gpu") == 4
+    assert model_job(config, requests, "gguf_convert", "big", "gpu") == 0  # dequantised on the CPU
+    assert model_job(config, requests, "mechanism", None, "gpu") == 1  # a model this run trained

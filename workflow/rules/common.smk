@@ -16,10 +16,12 @@ from lengthgen.plan import icl as icl_plan
 from lengthgen.plan import mechanism as mechanism_plan
 from lengthgen.plan import realistic as realistic_plan
 from lengthgen.plan import scratch as scratch_plan
+from lengthgen.plan import tables as tables_plan
 from lengthgen.plan.grid import known, stage_model
+from lengthgen.plan.models import RESOURCES, model_job
+from lengthgen.plan.tables import CATEGORIES
 from lengthgen.plan.paths import (BENCHMARKS, CONVERTED, FIGURES, FINETUNE, ICL, LOGS, MECHANISM, REALISTIC, RESULTS,
                                   SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path, data_path, log_path)
-from lengthgen.results.findings import findings_sources
 from lengthgen.runtime import run_writer
 from lengthgen.tasks import FAMILIES, TASK_NAMES
 
@@ -71,70 +73,20 @@ def caption(name):
 
 
 # -- results tables ----------------------------------------------------------------------------
-# The report's categories, in the order the report lists them (it sorts them by name): the findings
-# first, the answer to "did the paper's findings reproduce here?".
-CATEGORIES = {
-    "findings": "0 Findings",
-    "data": "1 Data and theory",
-    "scratch": "2 From scratch",
-    "icl": "3 In context",
-    "finetune": "4 Fine-tuned",
-    "comparison": "5 Comparison",
-    "mechanism": "6 Mechanism",
-    "realistic": "7 Realistic tasks",
-}
-# Every table: the rule that writes it, its stage (report category), and whether this config makes it.
-TABLES_MADE = {
-    "findings": ("findings", CATEGORIES["findings"], lambda: True),
-    "theory": ("theory_table", CATEGORIES["data"], lambda: True),
-    "data_summary": ("data_summary", CATEGORIES["data"], lambda: True),
-    "theory_check": ("theory_check", CATEGORIES["data"], lambda: True),
-    "scratch": ("scratch_table", CATEGORIES["scratch"], lambda: scratch_plan.enabled(config)),
-    "scratch_pairs": ("scratch_pairs", CATEGORIES["scratch"], lambda: scratch_plan.enabled(config)),
-    "icl": ("icl_table", CATEGORIES["icl"], lambda: icl_plan.enabled(config)),
-    "icl_pairs": ("icl_pairs", CATEGORIES["icl"], lambda: icl_plan.enabled(config)),
-    "finetune": ("finetune_table", CATEGORIES["finetune"], lambda: finetune_plan.enabled(config)),
-    "finetune_pairs": ("finetune_pairs", CATEGORIES["finetune"], lambda: finetune_plan.enabled(config)),
-    "finetune_places": ("finetune_places", CATEGORIES["finetune"], lambda: finetune_plan.enabled(config)),
-    "comparison": ("comparison_table", CATEGORIES["comparison"], lambda: finetune_plan.comparison_enabled(config)),
-    "heads": ("heads_table", CATEGORIES["mechanism"], lambda: mechanism_plan.enabled(config)),
-    "patching": ("patching_table", CATEGORIES["mechanism"], lambda: mechanism_plan.enabled(config)),
-    "mechanism_pairs": ("mechanism_pairs", CATEGORIES["mechanism"], lambda: mechanism_plan.enabled(config)),
-    "realistic": ("realistic_table", CATEGORIES["realistic"], lambda: realistic_plan.enabled(config)),
-    "realistic_pairs": ("realistic_pairs", CATEGORIES["realistic"], lambda: realistic_plan.enabled(config)),
-}
-
-
 def table_outputs(name, caption_name="table"):
     """A table's parquet (with provenance), markdown, and CSV twin (in the report, with its caption:
     workflow/report/table.rst unless the table has its own)."""
     return {"parquet": f"{TABLES}/{name}.parquet", "markdown": f"{TABLES}/{name}.md",
-            "csv": report(f"{TABLES}/{name}.csv", caption=caption(caption_name), category=TABLES_MADE[name][1],
+            "csv": report(f"{TABLES}/{name}.csv", caption=caption(caption_name), category=tables_plan.category_of(name),
                           labels={"table": name})}
 
 
 def tables_made():
-    """The tables this config makes, by name."""
-    return [name for name, (_, _, made) in TABLES_MADE.items() if made()]
-
-
-# The pairs tables the findings read, each made where its stage runs: the sources of the findings'
-# records (lengthgen.results.findings.FINDINGS), never listed here.
-FINDINGS_SOURCES = findings_sources()
+    return tables_plan.tables_made(config)
 
 
 def findings_inputs(wildcards):
-    """The pairs table of every stage this config runs: a stage turned off is "not run" in the
-    findings, and never a missing input."""
-    made = tables_made()
-    return {name: f"{TABLES}/{name}.parquet" for name in FINDINGS_SOURCES if name in made}
-
-
-def findings_params():
-    """What the findings depend on besides the tables: which stages run, and the hub path of each
-    realistic-task model (the paper's numbers are per hub model)."""
-    return {"tables": list(findings_inputs(None)), "tasks": config["tasks"],
-            "models": {m: config["models"][m].get("path") for m in config["realistic"]["models"]}}
+    return tables_plan.findings_inputs(config)
 
 
 def findings_outputs():
@@ -146,11 +98,11 @@ def table_inputs(name):
     the function itself, whose text would change the index's params on every run."""
     if name == "findings":
         return sorted(findings_inputs(None).values())
-    return sorted(map(str, getattr(rules, TABLES_MADE[name][0]).input))
+    return sorted(map(str, getattr(rules, tables_plan.rule_of(name)).input))
 
 
 def tables_index_params():
-    return {name: {"rule": TABLES_MADE[name][0], "inputs": table_inputs(name)} for name in tables_made()}
+    return {name: {"rule": tables_plan.rule_of(name), "inputs": table_inputs(name)} for name in tables_made()}
 
 
 # -- models ------------------------------------------------------------------------------------
@@ -191,37 +143,16 @@ def gguf_model(name):
     return known("GGUF model", name, {m: e["gguf"] for m, e in config["models"].items() if e.get("gguf")})
 
 
-# What a job that loads a registry model asks for: its entry's GPUs, and memory (MB) and time
-# (minutes) of at least these, more where the entry names more (a 70B model needs more of both).
-# The workflow profile sets these rules' cores; their other resources are set here, not there.
-MODEL_JOBS = {
-    "gguf_convert": {"mem_mb": 8000, "runtime": 60},
-    "icl_predict": {"mem_mb": 64000, "runtime": 480},
-    "realistic_predict": {"mem_mb": 32000, "runtime": 480},
-    "mechanism": {"mem_mb": 32000, "runtime": 480},
-    "finetune_train": {"mem_mb": 32000, "runtime": 720},
-    "finetune_eval": {"mem_mb": 16000, "runtime": 60},
-}
-
-
-def model_job(rule, name, resource):
-    """One resource of a job of `rule` that loads the registry model `name` (None: a model a stage
-    trained, small, on one GPU). gguf_convert dequantises on the CPU."""
-    if resource == "gpu":
-        return 0 if rule == "gguf_convert" else config["models"][name]["gpus"] if name else 1
-    return max(MODEL_JOBS[rule][resource], (JOB_REQUESTS[name][resource] if name else None) or 0)
-
-
 def model_job_resources(rule, model_of):
     """What every job that loads a model asks for (a `resources:` block); model_of(wildcards) names the model."""
-    return {resource: (lambda w, resource=resource: model_job(rule, model_of(w), resource))
-            for resource in ("gpu", "mem_mb", "runtime")}
+    return {resource: (lambda w, resource=resource: model_job(config, JOB_REQUESTS, rule, model_of(w), resource))
+            for resource in RESOURCES}
 
 
 # -- what `snakemake` makes --------------------------------------------------------------------
 def default_outputs():
     """Every table this config makes (each stage's where it runs), the pretrained models, the figures."""
-    outputs = [f for name in tables_made() for f in getattr(rules, TABLES_MADE[name][0]).output]
+    outputs = [f for name in tables_made() for f in getattr(rules, tables_plan.rule_of(name)).output]
     if config["pretrain"]["enabled"]:
         outputs += expand(rules.pretrain.output.summary, architecture=config["pretrain"]["architectures"])
     return outputs + report_outputs()

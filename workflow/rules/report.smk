@@ -39,7 +39,7 @@ rule findings:
     output:
         **table_outputs("findings", caption_name="findings"),
     params:
-        section=findings_params(),
+        section=tables_plan.findings_params(config),
     log:
         log_path("findings"),
     run:
