@@ -104,4 +104,5 @@ def test_a_missing_or_unknown_subcommand_is_a_usage_error():
     for args in ((), ("report",)):
         run = lengthgen(*args)
         assert run.returncode == 2 and run.stdout == ""
-        assert run.stderr.startswith("usage: lengthgen ") and "{provenance,runtimes,verify,findings}" in run.stderr
+        assert run.stderr.startswith("usage: lengthgen ")
+        assert "{provenance,runtimes,verify,findings,config-reference}" in run.stderr

@@ -149,6 +149,19 @@ def model_job_resources(rule, model_of):
             for resource in RESOURCES}
 
 
+def mechanism_inputs(wildcards):
+    """The model the job analyses: a registry model's files, or the directory a stage trained."""
+    trained = mechanism_plan.trained_model(config, wildcards.subject)
+    return {"model": trained} if trained else model_inputs(mechanism_plan.registry_model(config, wildcards.subject))
+
+
+def profile_resources(rule):
+    """A rule's resources in the workflow profile (stacked rules, named by their tasks, take
+    scratch_train's: the profile stays the one place they are set)."""
+    profile = yaml.safe_load((Path(workflow.basedir) / "profiles" / "default" / "config.yaml").read_text())
+    return profile["set-resources"].get(rule, {}), profile["set-threads"].get(rule, 1)
+
+
 # -- what `snakemake` makes --------------------------------------------------------------------
 def default_outputs():
     """Every table this config makes (each stage's where it runs), the pretrained models, the figures."""

@@ -2,12 +2,6 @@
 # prompts; then one table of each over every model.
 
 
-def mechanism_inputs(wildcards):
-    """The model the job analyses: a registry model's files, or the directory a stage trained."""
-    trained = mechanism_plan.trained_model(config, wildcards.subject)
-    return {"model": trained} if trained else model_inputs(mechanism_plan.registry_model(config, wildcards.subject))
-
-
 rule mechanism:
     input:
         unpack(mechanism_inputs),

@@ -21,13 +21,6 @@ rule scratch_train:
 
 # With scratch.stack: one job per (task and its mirror, PE) trains every seed of both as one stacked
 # run and writes exactly the files scratch_train would (scratch_train then makes none of them).
-def profile_resources(rule):
-    """A rule's resources in the workflow profile (stacked rules, named by their tasks, take
-    scratch_train's: the profile stays the one place they are set)."""
-    profile = yaml.safe_load((Path(workflow.basedir) / "profiles" / "default" / "config.yaml").read_text())
-    return profile["set-resources"].get(rule, {}), profile["set-threads"].get(rule, 1)
-
-
 STACK_RESOURCES, STACK_THREADS = profile_resources("scratch_train")
 for stack in scratch_plan.stacks(config):
     stack_tasks = "_".join(stack)
