@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 import sys
 import threading
@@ -125,8 +126,6 @@ def run_writer(writer: str, log, outputs, *inputs) -> None:
     as one line, not as Snakemake's bare "message: None"."""
     with job_log(log, outputs):
         module, name = writer.split(":")
-        import importlib
-
         getattr(importlib.import_module(module), name)(*inputs, outputs)
 
 

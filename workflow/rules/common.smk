@@ -20,8 +20,8 @@ from lengthgen.plan import tables as tables_plan
 from lengthgen.plan.grid import known, stage_model
 from lengthgen.plan.models import RESOURCES, model_job
 from lengthgen.plan.tables import CATEGORIES
-from lengthgen.plan.paths import (BENCHMARKS, CONVERTED, FIGURES, FINETUNE, ICL, LOGS, MECHANISM, REALISTIC, RESULTS,
-                                  SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path, data_path, log_path)
+from lengthgen.plan.paths import (CONVERTED, FIGURES, FINETUNE, ICL, MECHANISM, REALISTIC, RESULTS, SCRATCH,
+                                  SCRATCH_CHECKPOINTS, TABLES, benchmark_path, data_path, log_path)
 from lengthgen.runtime import run_writer
 from lengthgen.tasks import FAMILIES, TASK_NAMES
 
@@ -87,10 +87,6 @@ def tables_made():
 
 def findings_inputs(wildcards):
     return tables_plan.findings_inputs(config)
-
-
-def findings_outputs():
-    return list(rules.findings.output)
 
 
 def table_inputs(name):

@@ -94,14 +94,18 @@ def eval_data(config: dict, task_name: str, seed) -> list[str]:
     return [data_path("tokens", task_name, b, seed) for b in bins]
 
 
-def evals(config: dict) -> list[str]:
-    return [f"{SCRATCH.format(task=task, pe=pe, seed=seed)}/eval.parquet" for task, pe, seed in
+def _every_model(config: dict, filename: str) -> list[str]:
+    """One file of every from-scratch model of the grid (task, PE, seed)."""
+    return [f"{SCRATCH.format(task=task, pe=pe, seed=seed)}/{filename}" for task, pe, seed in
             product(config["tasks"], config["scratch"]["positional_encodings"], config["seeds"])]
+
+
+def evals(config: dict) -> list[str]:
+    return _every_model(config, "eval.parquet")
 
 
 def histories(config: dict) -> list[str]:
-    return [f"{SCRATCH.format(task=task, pe=pe, seed=seed)}/training.parquet" for task, pe, seed in
-            product(config["tasks"], config["scratch"]["positional_encodings"], config["seeds"])]
+    return _every_model(config, "training.parquet")
 
 
 def eval_inputs(config: dict) -> list[str]:

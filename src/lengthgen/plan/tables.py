@@ -25,26 +25,22 @@ def _always(config: dict) -> bool:
     return True
 
 
-# Every table: the rule that writes it, its stage (report category), and whether a config makes it.
-TABLES = {
-    "findings": ("findings", CATEGORIES["findings"], _always),
-    "theory": ("theory_table", CATEGORIES["data"], _always),
-    "data_summary": ("data_summary", CATEGORIES["data"], _always),
-    "theory_check": ("theory_check", CATEGORIES["data"], _always),
-    "scratch": ("scratch_table", CATEGORIES["scratch"], scratch.enabled),
-    "scratch_pairs": ("scratch_pairs", CATEGORIES["scratch"], scratch.enabled),
-    "icl": ("icl_table", CATEGORIES["icl"], icl.enabled),
-    "icl_pairs": ("icl_pairs", CATEGORIES["icl"], icl.enabled),
-    "finetune": ("finetune_table", CATEGORIES["finetune"], finetune.enabled),
-    "finetune_pairs": ("finetune_pairs", CATEGORIES["finetune"], finetune.enabled),
-    "finetune_places": ("finetune_places", CATEGORIES["finetune"], finetune.enabled),
-    "comparison": ("comparison_table", CATEGORIES["comparison"], finetune.comparison_enabled),
-    "heads": ("heads_table", CATEGORIES["mechanism"], mechanism.enabled),
-    "patching": ("patching_table", CATEGORIES["mechanism"], mechanism.enabled),
-    "mechanism_pairs": ("mechanism_pairs", CATEGORIES["mechanism"], mechanism.enabled),
-    "realistic": ("realistic_table", CATEGORIES["realistic"], realistic.enabled),
-    "realistic_pairs": ("realistic_pairs", CATEGORIES["realistic"], realistic.enabled),
-}
+# Each stage's tables (name -> the rule that writes it), its report category and whether a config
+# makes them, in the order of the report and the index.
+_STAGES = (
+    ("findings", _always, {"findings": "findings"}),
+    ("data", _always, {"theory": "theory_table", "data_summary": "data_summary", "theory_check": "theory_check"}),
+    ("scratch", scratch.enabled, {"scratch": "scratch_table", "scratch_pairs": "scratch_pairs"}),
+    ("icl", icl.enabled, {"icl": "icl_table", "icl_pairs": "icl_pairs"}),
+    ("finetune", finetune.enabled, {"finetune": "finetune_table", "finetune_pairs": "finetune_pairs",
+                                    "finetune_places": "finetune_places"}),
+    ("comparison", finetune.comparison_enabled, {"comparison": "comparison_table"}),
+    ("mechanism", mechanism.enabled, {"heads": "heads_table", "patching": "patching_table",
+                                      "mechanism_pairs": "mechanism_pairs"}),
+    ("realistic", realistic.enabled, {"realistic": "realistic_table", "realistic_pairs": "realistic_pairs"}),
+)
+# Every table: the rule that writes it, its report category, and whether a config makes it.
+TABLES = {name: (rule, CATEGORIES[stage], made) for stage, made, tables in _STAGES for name, rule in tables.items()}
 
 
 def rule_of(name: str) -> str:
