@@ -46,8 +46,8 @@ check: setup
 embedded: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml --cores $(CORES)
 	rm -rf resources/embedded/gpt2 && mkdir -p resources/embedded
-	cp -r results/pretrain/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
-	cp results/pretrain/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
+	cp -r results/pretrain/natural/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
+	cp results/pretrain/natural/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
 
 dryrun-paper: setup

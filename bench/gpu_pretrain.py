@@ -28,12 +28,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("preset")
     parser.add_argument("out", type=Path)
     parser.add_argument("--architecture", default=None, help="default: the preset's first")
+    parser.add_argument("--corpus", default="natural", help="the corpus variant (pretrain/variants.py)")
     parser.add_argument("--steps", type=int, default=None, help="override max_steps (a quick check)")
     parser.add_argument("--corpus-chars", type=int, default=None, help="override corpus_chars (a quick check)")
     args = parser.parse_args(argv)
     with open(args.preset) as handle:
         config = validate_config(yaml.safe_load(handle), check_availability=False)
-    section = pretrain_section(config, args.architecture or config["pretrain"]["architectures"][0])
+    section = pretrain_section(config, args.architecture or config["pretrain"]["architectures"][0], args.corpus)
     if args.steps is not None:
         section["training"] = {**section["training"], "max_steps": args.steps}
     if args.corpus_chars is not None:

@@ -37,7 +37,7 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
     from lengthgen.mechanism.probe import induction_probe
     from lengthgen.pretrain.train import pretrain
 
-    section = {"architecture": "gpt2", "seed": 0, "corpus_chars": 60_000, "validation_fraction": 0.05,
+    section = {"architecture": "gpt2", "corpus": "natural", "seed": 0, "corpus_chars": 60_000, "validation_fraction": 0.05,
                "context": 96, "save_fp16": True, "probe_length": 3, "model": {"layers": 1, "heads": 2, "d_model": 16},
                "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "warmup_steps": 1, "eval_every": 3,
                             "checkpoint_every": 3, "precision": "fp32", "schedule": "linear", "weight_decay": 0.01,

@@ -163,7 +163,8 @@ def default_outputs():
     """Every table this config makes (each stage's where it runs), the pretrained models, the figures."""
     outputs = [f for name in tables_made() for f in getattr(rules, tables_plan.rule_of(name)).output]
     if config["pretrain"]["enabled"]:
-        outputs += expand(rules.pretrain.output.summary, architecture=config["pretrain"]["architectures"])
+        outputs += expand(rules.pretrain.output.summary, architecture=config["pretrain"]["architectures"],
+                          corpus=config["pretrain"]["corpora"])
     return outputs + report_outputs()
 
 

@@ -7,13 +7,13 @@ rule pretrain:
     # No `benchmark:` (Snakemake refuses it on a cached rule); the log has the run time per step.
     cache: "omit-software"
     output:
-        model=directory(f"{RESULTS}/pretrain/{{architecture}}/model"),
-        summary=f"{RESULTS}/pretrain/{{architecture}}/summary.parquet",
+        model=directory(f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/model"),
+        summary=f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/summary.parquet",
     params:
-        section=lambda w: pretrain_section(config, w.architecture),
-        checkpoint_dir=f"{RESULTS}/checkpoints/pretrain/{{architecture}}",
+        section=lambda w: pretrain_section(config, w.architecture, w.corpus),
+        checkpoint_dir=f"{RESULTS}/checkpoints/pretrain/{{corpus}}/{{architecture}}",
     log:
-        log_path("pretrain", "{architecture}"),
+        log_path("pretrain", "{corpus}/{architecture}"),
     conda:
         ENV
     script:

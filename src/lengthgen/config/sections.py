@@ -73,8 +73,11 @@ def icl_variants(icl: dict, family: str, kind: str) -> list[str]:
     return list(chat or icl["variants"][family])
 
 
-def pretrain_section(config: dict, architecture: str) -> dict:
-    """What pretraining one architecture depends on (the pretrain rule's parameters, and what
-    bench/gpu_pretrain.py runs on a machine without Snakemake)."""
-    return {**{k: v for k, v in config["pretrain"].items() if k not in ("enabled", "architectures")},
-            "architecture": architecture}
+def pretrain_section(config: dict, architecture: str, corpus: str = "natural") -> dict:
+    """What pretraining one architecture on one corpus variant depends on (the pretrain rule's
+    parameters, and what bench/gpu_pretrain.py runs on a machine without Snakemake). The
+    insertion settings only where the corpus uses them, so changing them reruns only its jobs."""
+    pretrain = config["pretrain"]
+    section = {k: v for k, v in pretrain.items() if k not in ("enabled", "architectures", "corpora", "insertion")}
+    return {**section, "architecture": architecture, "corpus": corpus,
+            **({"insertion": pretrain["insertion"]} if corpus == "balanced" else {})}

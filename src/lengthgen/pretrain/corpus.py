@@ -14,6 +14,7 @@ import sysconfig
 from pathlib import Path
 
 from ..models.char_tokenizer import DEFAULT_CHARACTERS
+from .variants import Insertion, transform_document
 
 # Folders of the standard library that are tests, vendored data or generated tables, not prose or code.
 SKIPPED_PARTS = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__", "encodings",
@@ -30,16 +31,18 @@ def stdlib_files() -> list[Path]:
                   if not SKIPPED_PARTS.intersection(p.relative_to(root).parts))
 
 
-def build_corpus(max_chars: int | None = None, characters: str = DEFAULT_CHARACTERS) -> str:
-    """The corpus text, at most `max_chars` characters (whole documents until the limit)."""
+def build_corpus(max_chars: int | None = None, characters: str = DEFAULT_CHARACTERS, corpus: str = "natural",
+                 seed: int = 0, insertion: Insertion | None = None) -> str:
+    """The text of a corpus variant (variants.py), at most `max_chars` characters (whole
+    documents until the limit)."""
     from pydoc_data.topics import topics
 
     allowed = frozenset(characters)
     documents = [topics[key] for key in sorted(topics)]
     documents += [path.read_text(encoding="utf-8", errors="ignore") for path in stdlib_files()]
     parts, size = [], 0
-    for document in documents:
-        text = _clean(document, allowed).strip() + "\n\n"
+    for index, document in enumerate(documents):
+        text = transform_document(_clean(document, allowed).strip(), corpus, index, seed, insertion) + "\n\n"
         if max_chars is not None and size + len(text) > max_chars:
             parts.append(text[:max_chars - size])
             break

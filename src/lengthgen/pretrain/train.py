@@ -20,6 +20,7 @@ from ..models.builders import build_char_model
 from ..models.char_tokenizer import build_char_tokenizer
 from ..models.storage import save_hf_directory
 from .corpus import build_corpus, corpus_hash
+from .variants import Insertion
 
 
 class CorpusStream:
@@ -48,7 +49,8 @@ def next_token_accuracy(model, windows: torch.Tensor, batch_size: int) -> float:
 def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) -> dict:
     """Build the corpus, train the model, save it (fp16 safetensors) with its tokenizer."""
     tokenizer = build_char_tokenizer()
-    text = build_corpus(section["corpus_chars"])
+    insertion = Insertion.from_config(section["insertion"]) if "insertion" in section else None
+    text = build_corpus(section["corpus_chars"], corpus=section["corpus"], seed=section["seed"], insertion=insertion)
     ids = np.asarray(tokenizer(text, add_special_tokens=False).input_ids, dtype=np.int16)
     held_out = int(len(ids) * section["validation_fraction"])
     train_ids, valid_ids = ids[:-held_out], ids[-held_out:]

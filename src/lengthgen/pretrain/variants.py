@@ -1,0 +1,86 @@
+"""Corpus variants: interventions on the pretraining text that each change one thing.
+
+The paper explains the induction preference by pretraining on language. To test that, the
+pretrain stage can train the same model on a changed corpus, one document at a time:
+
+- `natural`: the documents as they are.
+- `reversed`: every document's characters in reverse order. Every repeat in the text stays a
+  repeat in the same direction (the reversal of "ab..ab" is "ba..ba"), so the direction
+  statistic is unchanged; what flips is the direction of the language itself. The control: a
+  preference that follows the repeats survives it, one that follows the language would not.
+- `balanced`: a share of passages is copied a few passages later, alternately reversed and as it
+  was, so the text gains as many backward copies as forward repeats (the same amount of each).
+  Only here can a model learn that a backward copy follows a passage as often as a forward one.
+
+Each transform is a pure function of (document, its index, seed), so a corpus is the same byte
+for byte on every run with the same interpreter.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+CORPORA = ("natural", "reversed", "balanced")
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """How the `balanced` corpus places its copies: which passages, how long, how far after."""
+
+    share: float  # the share of passages followed by a copy
+    passage_chars: tuple[int, int]  # the length of a passage, drawn uniformly (inclusive)
+    gap_passages: tuple[int, int]  # how many passages later the copy goes (inclusive)
+
+    @classmethod
+    def from_config(cls, section: dict) -> Insertion:
+        unknown = set(section) - {"share", "passage_chars", "gap_passages"}
+        if unknown:
+            raise ValueError(f"unknown insertion settings: {sorted(unknown)}")
+        return cls(float(section["share"]), tuple(section["passage_chars"]), tuple(section["gap_passages"]))
+
+
+def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> list[str]:
+    """Consecutive passages covering `text`, each of a length drawn from `lengths` (the last may
+    be shorter)."""
+    passages, start = [], 0
+    while start < len(text):
+        size = rng.randint(*lengths)
+        passages.append(text[start:start + size])
+        start += size
+    return passages
+
+
+def insert_copies(text: str, rng: random.Random, insertion: Insertion) -> tuple[str, int, int]:
+    """`text` with a share of its passages copied a few passages later, the 1st, 3rd, 5th...
+    copy reversed and the others as they were. Returns (text, backward chars, forward chars)."""
+    passages = split_passages(text, rng, insertion.passage_chars)
+    after: dict[int, list[str]] = {}
+    added = [0, 0]  # backward, forward
+    copies = 0
+    for index, passage in enumerate(passages):
+        if len(passage) < insertion.passage_chars[0] or rng.random() >= insertion.share:
+            continue
+        backward = copies % 2 == 0
+        copies += 1
+        target = min(index + rng.randint(*insertion.gap_passages), len(passages) - 1)
+        after.setdefault(target, []).append(passage[::-1] if backward else passage)
+        added[0 if backward else 1] += len(passage)
+    out = []
+    for index, passage in enumerate(passages):
+        out.append(passage)
+        out.extend(after.get(index, ()))
+    return "".join(out), added[0], added[1]
+
+
+def transform_document(text: str, corpus: str, index: int, seed: int, insertion: Insertion | None) -> str:
+    """One document of the named corpus variant."""
+    if corpus == "natural":
+        return text
+    if corpus == "reversed":
+        return text[::-1]
+    if corpus == "balanced":
+        if insertion is None:
+            raise ValueError("the balanced corpus needs insertion settings")
+        return insert_copies(text, random.Random(f"{seed}:{index}"), insertion)[0]
+    raise ValueError(f"unknown corpus variant {corpus!r}; known: {', '.join(CORPORA)}")
