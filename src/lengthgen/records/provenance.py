@@ -13,9 +13,11 @@ import os
 import platform
 import socket
 import subprocess
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 
@@ -86,3 +88,14 @@ def collect(section, *, seed=None, device: str = "cpu", extra: dict | None = Non
     if extra:
         record.update(extra)
     return record
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What an output was made from: its rule's config slice, which is recorded and hashed but
+    never read. A writer that only records its settings takes this instead of the settings."""
+
+    config: Any
+
+    def record(self, *, seed=None, device: str = "cpu", extra: dict | None = None) -> dict:
+        return collect(self.config, seed=seed, device=device, extra=extra)
