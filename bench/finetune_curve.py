@@ -29,6 +29,7 @@ from lengthgen.engine.sequences import encoded_examples, tokenizer_layout
 from lengthgen.finetune.train import finetune_run
 from lengthgen.models.loading import load_tokenizer
 from lengthgen.runtime import configure
+from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import LengthBin, get_task
 from lengthgen.tasks.generate import symbols_used
 
@@ -66,7 +67,7 @@ def main() -> None:
     test_bin = LengthBin.parse(config["finetune"]["test_bins"][task.family][-1])
     layout = tokenizer_layout(load_tokenizer(entry), symbols_used(data), style=section["format"])
     beyond = encoded_examples(task, data, test_bin, args.examples, args.seed, "test", layout)
-    run, _ = finetune_run(entry, task, args.seed, section, None,
+    run, _ = finetune_run(entry, task, args.seed, FinetuneTaskSettings.from_config(section), None,
                           more_metrics=lambda m: {"out_of_distribution": teacher_forced_accuracy(m, *beyond, 256)})
     if args.random_init:
         from transformers import AutoModelForCausalLM

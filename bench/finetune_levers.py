@@ -40,6 +40,7 @@ from lengthgen.engine.loop import train
 from lengthgen.engine.stacked import StackedRuns
 from lengthgen.finetune.train import finetune_run
 from lengthgen.runtime import configure
+from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import get_task
 
 SEED = 0
@@ -57,7 +58,7 @@ def stage_runs(config: dict, tasks: list[str], steps: int, *, accelerator: bool 
         if length_buckets is not None:
             overrides["length_buckets"] = length_buckets
         section["training"] = {**section["training"], **overrides}
-        run, _ = finetune_run(entry, get_task(task_name), SEED, section, None)
+        run, _ = finetune_run(entry, get_task(task_name), SEED, FinetuneTaskSettings.from_config(section), None)
         run.evaluate = lambda model: 0.0  # the run's one evaluation (at its end) is not what is timed
         if not accelerator:
             run.accelerator = None

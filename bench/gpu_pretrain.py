@@ -21,6 +21,7 @@ import yaml
 from lengthgen.config import pretrain_section, validate_config
 from lengthgen.mechanism.probe import probe_rows
 from lengthgen.pretrain.train import pretrain
+from lengthgen.settings import PretrainSettings
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         section["corpus_chars"] = args.corpus_chars
     model_dir = args.out / "model"
     started = time.perf_counter()
-    summary = pretrain(section, model_dir, checkpoint_dir=None, progress=False)
+    summary = pretrain(PretrainSettings.from_config(section), model_dir, checkpoint_dir=None, progress=False)
     seconds = time.perf_counter() - started
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -29,6 +29,7 @@ from lengthgen.models.storage import MANIFEST, directory_fingerprint, read_manif
 from lengthgen.models.unavailable import ModelUnavailable
 from lengthgen.records.files import DamagedFile, read_frame
 from lengthgen.records.tables import read_provenance, write_parquet
+from lengthgen.settings import DataFileSettings
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset, write_data_file
 from lengthgen.tasks.summary import summarise_file
@@ -46,7 +47,7 @@ def truncate(path, keep: float = 0.5) -> None:
 
 def data_file(root):
     path = root / "results" / "data" / "tokens" / "UF" / "1-8" / "seed0.parquet"
-    write_data_file(DATA, path)
+    write_data_file(DataFileSettings.from_config(DATA), path)
     return path
 
 
@@ -280,7 +281,7 @@ def test_the_largest_seed_is_generated_and_written(tmp_path):
     seed = 2**31 - 1
     validate_config({"seeds": [seed]}, check_availability=False)
     path = tmp_path / "data.parquet"
-    write_data_file({**DATA, "seed": seed}, path)
+    write_data_file(DataFileSettings.from_config({**DATA, "seed": seed}), path)
     assert set(read_frame(path).get_column("seed")) == {seed} and read_provenance(path)["seed"] == seed
     torch.manual_seed(seed)
 
@@ -291,7 +292,7 @@ def finished_project(root):
     Snakemake's record of which inputs the evaluation was made from."""
     data = {b: root / f"results/data/tokens/UF/{b}/seed0.parquet" for b in ("1-8", "9-12")}
     for length_bin, path in data.items():
-        write_data_file({**DATA, "bin": length_bin}, path)
+        write_data_file(DataFileSettings.from_config({**DATA, "bin": length_bin}), path)
     model_dir = trained_model(root)
     evaluation = root / "results/scratch/UF/ape/seed0/eval.parquet"
     write_parquet(pa.table({"example": [0, 1], "teacher_forced": [True, False]}), evaluation, {"seed": 0})

@@ -8,6 +8,7 @@ import pytest
 from lengthgen.lengthbins.evaluate import evaluate_bins
 from lengthgen.lengthbins.table import read_inputs
 from lengthgen.records.files import DamagedFile
+from lengthgen.settings import DataFileSettings
 from lengthgen.tasks import TASKS
 from lengthgen.tasks.datafile import identity_of_path, read_examples
 from lengthgen.tasks.generate import write_data_file
@@ -20,8 +21,8 @@ SETTINGS = {"alphabet_size": 12, "style": "controlled"}
 def data_file(root, task="UF", bin_text="1-8", seed=0, encoding="tokens"):
     path = root / f"results/data/{encoding}/{task}/{bin_text}/seed{seed}.parquet"
     generator = TASKS[task].generator
-    write_data_file({"task": task, "encoding": encoding, "bin": bin_text, "seed": seed, "examples": 5,
-                     "generator": generator, "settings": SETTINGS}, path)
+    write_data_file(DataFileSettings.from_config({"task": task, "encoding": encoding, "bin": bin_text, "seed": seed,
+                                                  "examples": 5, "generator": generator, "settings": SETTINGS}), path)
     return path
 
 

@@ -20,6 +20,7 @@ from lengthgen.records import files
 from lengthgen.records.files import DamagedFile, WriteFailed, read_frame, read_schema, read_table
 from lengthgen.records.tables import read_provenance, write_parquet, write_table
 from lengthgen.runtime import job_log
+from lengthgen.settings import ScratchRunSettings
 from lengthgen.tasks import get_task
 from lengthgen.verify import report, verify_project
 from tiny_models import tiny_training_section
@@ -224,8 +225,8 @@ def build(root, name=MODEL):
     """The scratch_train job's work: train (or resume) the model, save it."""
     from lengthgen.scratch.train import train_scratch_model
 
-    return train_scratch_model(get_task("NB"), "nope", 0, SECTION, root / name, root / os.path.dirname(CHECKPOINT),
-                               progress=False)
+    return train_scratch_model(get_task("NB"), "nope", 0, ScratchRunSettings.from_config(SECTION), root / name,
+                               root / os.path.dirname(CHECKPOINT), progress=False)
 
 
 def weights(model_dir):

@@ -380,12 +380,14 @@ def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
     from types import SimpleNamespace
 
     from lengthgen.cli import main
+    from lengthgen.records.provenance import Provenance
     from lengthgen.results.findings_markdown import write_findings
 
     bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT)]).write_parquet(tmp_path / "scratch_pairs.parquet")
     outputs = SimpleNamespace(**{kind: tmp_path / f"findings.{ext}"
                                  for kind, ext in (("parquet", "parquet"), ("markdown", "md"), ("csv", "csv"))})
-    write_findings({"scratch_pairs": tmp_path / "scratch_pairs.parquet"}, {"tables": ["scratch_pairs"]}, outputs)
+    write_findings({"scratch_pairs": tmp_path / "scratch_pairs.parquet"}, None, Provenance({"tables": ["scratch_pairs"]}),
+                   outputs)
     assert main(["findings", str(outputs.parquet)]) == 0
     printed = capsys.readouterr().out
     assert printed == outputs.markdown.read_text()  # what the rule wrote, verdicts first

@@ -11,11 +11,20 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from lengthgen.config import model_entry
 from lengthgen.engine.sequences import IGNORE, collate, encode_example, tokenizer_layout
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import LengthBin, get_task
 from lengthgen.tasks.generate import make_dataset
 from test_training import finetune_section
 
 TOKENIZER = build_char_tokenizer()
+
+
+def entry_of(section):
+    return model_entry("tiny", section["model"])
+
+
+def typed(section):
+    return FinetuneTaskSettings.from_config(section)
 
 
 def test_every_symbol_must_be_one_token():
@@ -31,7 +40,7 @@ def test_labels_follow_the_models_own_shift(tmp_path):
     """The target token is predicted at the position before it: the loss the model computes from our
     labels equals cross-entropy of the logits one position earlier (the authors shifted twice)."""
     section = finetune_section(tmp_path)
-    model = AutoModelForCausalLM.from_pretrained(section["model_path"]).eval()
+    model = AutoModelForCausalLM.from_pretrained(section["model"]["path"]).eval()
     layout = tokenizer_layout(TOKENIZER, 52)
     example = encode_example(get_task("UB"), [0, 1, 2], None, [2, 1, 0], layout)  # UB: A B C -> C B A
     assert TOKENIZER.decode(example.ids[example.answer_start:-1]) == "CBA"
@@ -96,7 +105,7 @@ def test_finetune_saves_the_weights_of_the_best_evaluation_and_evaluates_them(tm
     section = json.loads(json.dumps(finetune_section(tmp_path)))
     section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10, early_stop=False)
     seen = validation_in_turn(monkeypatch, [0.2, 0.9, 0.5])
-    summary = finetune_model(model_entry("tiny", {"path": section["model_path"]}), get_task("UB"), 0, section,
+    summary = finetune_model(entry_of(section), get_task("UB"), 0, typed(section),
                              tmp_path / "ft", tmp_path / "ck", progress=False)
     assert summary["steps"] == 30 and summary["history"]["steps"] == [10, 20, 30]
     assert summary["best_accuracy"] == 0.9 and summary["history"]["accuracies"] == [0.2, 0.9, 0.5]
@@ -116,7 +125,7 @@ def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
 
     section = {**finetune_section(tmp_path), "max_length": 40}  # UF at 40 needs 83 tokens; the model has 64
     with pytest.raises(ValueError, match="'tiny' has 64 positions; task UF at length 40 needs 83 tokens"):
-        finetune_model(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section, tmp_path / "ft",
+        finetune_model(entry_of(section), get_task("UF"), 0, typed(section), tmp_path / "ft",
                        None, progress=False)
 
 
@@ -136,7 +145,7 @@ def test_more_metrics_sit_beside_validation_in_the_history(tmp_path, monkeypatch
         return {"probe": 0.25 * len(calls)}
 
     seen = validation_in_turn(monkeypatch, [0.5, 0.25])
-    run, tokenizer = finetune_run(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section,
+    run, tokenizer = finetune_run(entry_of(section), get_task("UF"), 0, typed(section),
                                   None, more_metrics=more)
     train([run], progress=False)
     assert run.history.steps == [10, 20] and run.history.metrics == [{"probe": 0.25}, {"probe": 0.5}]
@@ -156,7 +165,7 @@ def test_fine_tuning_in_bf16_runs_the_forward_pass_in_bf16_and_keeps_fp32_weight
     for precision in ("fp32", "bf16"):
         section = json.loads(json.dumps(finetune_section(tmp_path)))
         section["training"].update(max_steps=1, eval_every=1, precision=precision)
-        run, _ = finetune_run(model_entry("tiny", {"path": section["model_path"]}), get_task("UF"), 0, section, None)
+        run, _ = finetune_run(entry_of(section), get_task("UF"), 0, typed(section), None)
         run.step()
         losses[precision] = run.history.losses[0]
         assert run.accelerator.mixed_precision == {"fp32": "no", "bf16": "bf16"}[precision]
@@ -172,18 +181,24 @@ def test_held_out_validation_is_a_disjoint_seeded_tenth_of_the_training_set():
     from lengthgen.finetune.train import training_and_validation
 
     task, train_bin, layout = get_task("UR"), LengthBin(3, 10), tokenizer_layout(TOKENIZER, 52)
-    section = {"data": {"alphabet_size": 52}, "train_examples": 50, "holdout": 5}
+    section = {"data": {"alphabet_size": 52}, "format": "lengthgen", "train_lengths": "3-10", "max_length": 10,
+               "train_examples": 50, "training": {}, "holdout": 5}
     whole = {tuple(e.ids) for e in encoded_examples(task, section["data"], train_bin, 50, 0, "train-set", layout)[0]}
     assert len(whole) == 50
-    dataset, validation, targets = training_and_validation(task, section, train_bin, 0, layout, eval_examples=7)
+
+    def split(seed, **changes):
+        settings = typed({**section, **changes})
+        return training_and_validation(task, settings, train_bin, seed, layout, eval_examples=7)
+
+    dataset, validation, targets = split(0)
     trained, held = {tuple(e.ids) for e in dataset}, {tuple(e.ids) for e in validation}
     assert (len(dataset), len(validation), len(targets)) == (45, 5, 5)
     assert not trained & held and trained | held == whole
-    again = training_and_validation(task, section, train_bin, 0, layout, eval_examples=7)
+    again = split(0)
     assert [e.ids for e in again[1]] == [e.ids for e in validation]
-    other = training_and_validation(task, section, train_bin, 1, layout, eval_examples=7)
+    other = split(1)
     assert {tuple(e.ids) for e in other[1]} != held
-    stream = training_and_validation(task, {**section, "holdout": None}, train_bin, 0, layout, eval_examples=7)
+    stream = split(0, holdout=None)
     assert stream[0] is None and len(stream[1]) == 7 and not {tuple(e.ids) for e in stream[1]} <= whole
 
 

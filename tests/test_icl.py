@@ -17,6 +17,7 @@ from lengthgen.inference.text import symbol_separator
 from lengthgen.models.char_tokenizer import build_char_tokenizer
 from lengthgen.models.loading import load_model
 from lengthgen.models.storage import directory_fingerprint
+from lengthgen.settings import ChatSettings
 from lengthgen.stats import wilson
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import make_dataset
@@ -294,7 +295,8 @@ def test_chat_models_run_with_their_budget_floor_and_generation_prompt_setting()
         file["variant"] = "simple_rule_explained" if file["task"] == "UR" else "obey"
     floors = {"retrieval": 10, "copying": 60}  # below the retrieval answer's own need, above the copy's
     frames = {header: predict_files(tiny_gpt2(2048), tokenizer, files, **completion(chat=True, shots=2, batch_size=2),
-                                    chat_settings={"max_new_tokens": floors, "generation_prompt": header})
+                                    chat_settings=ChatSettings(variants={}, max_new_tokens=floors, prompt="lengthgen",
+                                                               generation_prompt=header))
               for header in (True, False)}
     ours, theirs = frames[True], frames[False]
     assert ours.get_column("prompt").str.ends_with("<|end|><|assistant|>").all()

@@ -17,6 +17,7 @@ from lengthgen.mechanism.patching import anti_induction_edges, corruption_edges,
 from lengthgen.mechanism.prompts import few_shot_prompts, trained_prompts
 from lengthgen.mechanism.reference import per_position_attention
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.settings import ScratchRunSettings
 from tiny_models import tiny_model
 
 TOKENIZER = build_char_tokenizer()
@@ -191,7 +192,7 @@ def backward_copier():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a few times faster for a model this small, and the same model every time
     try:
-        run = scratch_run(get_task("UB"), "ape", 0, section, None)
+        run = scratch_run(get_task("UB"), "ape", 0, ScratchRunSettings.from_config(section), None)
         train([run], progress=False)
     finally:
         torch.set_num_threads(threads)

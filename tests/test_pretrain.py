@@ -7,6 +7,7 @@ import torch
 
 from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus, corpus_hash
+from lengthgen.settings import PretrainSettings
 
 
 def test_the_corpus_is_the_help_topics_then_the_library_source_cut_at_the_limit():
@@ -43,7 +44,7 @@ def test_pretrain_saves_a_loadable_fp16_model(tmp_path):
                             "checkpoint_every": 3, "precision": "fp32", "schedule": "linear", "weight_decay": 0.01,
                             "eval_examples": 8, "eval_batch_size": 4, "length_buckets": 1,
                             "warmup_ratio": None, "max_grad_norm": 1.0, "early_stop": False, "patience": None}}
-    summary = pretrain(section, tmp_path / "model", tmp_path / "ckpt", progress=False)
+    summary = pretrain(PretrainSettings.from_config(section), tmp_path / "model", tmp_path / "ckpt", progress=False)
     assert summary["steps"] == 6 and summary["tokens_seen"] == 6 * 4 * 96 and len(summary["corpus_hash"]) == 16
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "model")
     assert model.dtype == torch.float16

@@ -132,8 +132,8 @@ def test_a_program_fails_on_the_mirror_task():
 
 
 # -- the check -----------------------------------------------------------------------------------------
-SECTION = {"data": {"tokens": {"unique_retrieval": RETRIEVAL, "nonunique_retrieval": RETRIEVAL,
-                               "unique_copy": {"alphabet_size": 12}, "nonunique_copy": {"alphabet_size": 5}}}}
+DATA = {"tokens": {"unique_retrieval": RETRIEVAL, "nonunique_retrieval": RETRIEVAL,
+                    "unique_copy": {"alphabet_size": 12}, "nonunique_copy": {"alphabet_size": 5}}}
 
 
 def data_files(tmp_path, tasks, bins=("1-8", "9-12"), seed=0):
@@ -142,14 +142,14 @@ def data_files(tmp_path, tasks, bins=("1-8", "9-12"), seed=0):
         generator = TASKS[task].generator
         for length_bin in bins:
             path = tmp_path / f"{task}-{length_bin}.parquet"
-            pq.write_table(make_dataset(TASKS[task], "tokens", SECTION["data"]["tokens"][generator],
+            pq.write_table(make_dataset(TASKS[task], "tokens", DATA["tokens"][generator],
                                         LengthBin.parse(length_bin), 20, seed), path)
             paths.append(path)
     return paths
 
 
 def test_the_check_scores_every_file_and_ten_times_the_longest_bin(tmp_path):
-    table = theory_check(data_files(tmp_path, ["UR", "NRLast", "UF"]), SECTION)  # NRLast has no program: skipped
+    table = theory_check(data_files(tmp_path, ["UR", "NRLast", "UF"]), DATA)  # NRLast has no program: skipped
     assert table.select("task", "lengths", "bin", "examples").rows() == [
         ("UR", "test", "1-8", 20), ("UR", "test", "9-12", 20), ("UR", "10x", "120", 100),
         ("UF", "test", "1-8", 20), ("UF", "test", "9-12", 20), ("UF", "10x", "120", 100)]
@@ -164,7 +164,7 @@ def test_the_check_stops_at_the_first_example_a_wrong_program_fails(tmp_path, mo
     first = next(r for r in rows if r["context"][r["occurrences"][0] - 1] != r["target"][0])
     left = first["context"][first["occurrences"][0] - 1]
     with pytest.raises(TheoryCheckFailed) as failed:
-        theory_check(paths, SECTION)
+        theory_check(paths, DATA)
     assert str(failed.value) == (
         f"theory check: the C-RASP[pos] program of UR (anti-induction) fails on tokens/UR/1-8 (test) seed 0 example "
         f"{first['example']}: context {first['context_text']}, query {first['query_text']}: expected "
@@ -175,20 +175,20 @@ def test_the_check_fails_a_retrieval_program_that_does_not_stop(tmp_path, monkey
     unguarded = Program("no query guard", Count(Is(NEXT), match=Match(1, 0)) >= 1)
     monkeypatch.setitem(definitions.TASKS, "UR", dataclasses.replace(TASKS["UR"], program=unguarded))
     with pytest.raises(TheoryCheckFailed, match=r"expected s\d+, produced s\d+ s\d+"):
-        theory_check(data_files(tmp_path, ["UR"]), SECTION)
+        theory_check(data_files(tmp_path, ["UR"]), DATA)
 
 
 def test_the_check_fails_a_program_that_only_breaks_beyond_the_test_lengths(tmp_path, monkeypatch):
     short = Program("short strings only", TASKS["UR"].program.next & (Count(Top()) <= 40))
     monkeypatch.setitem(definitions.TASKS, "UR", dataclasses.replace(TASKS["UR"], program=short))
     with pytest.raises(TheoryCheckFailed, match=r"on tokens/UR/120 \(10x\) seed 0 example 0: .* produced \(nothing\)"):
-        theory_check(data_files(tmp_path, ["UR"]), SECTION)
+        theory_check(data_files(tmp_path, ["UR"]), DATA)
 
 
 def test_a_new_task_with_a_program_is_in_the_check(tmp_path, monkeypatch):
     twin = dataclasses.replace(TASKS["UB"], name="UBTwin")
     monkeypatch.setitem(definitions.TASKS, "UBTwin", twin)
-    table = theory_check(data_files(tmp_path, ["UBTwin"]), SECTION)
+    table = theory_check(data_files(tmp_path, ["UBTwin"]), DATA)
     assert table.select("task", "bin", "share").rows() == [("UBTwin", "1-8", 1.0), ("UBTwin", "9-12", 1.0),
                                                           ("UBTwin", "120", 1.0)]
 

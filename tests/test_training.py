@@ -14,6 +14,7 @@ from lengthgen.config import train_settings
 from lengthgen.engine.sequences import IGNORE, collate, encode_example
 from lengthgen.models.builders import build_model
 from lengthgen.models.vocab import BOS, EOS, SEP, symbol_id, vocab_size
+from lengthgen.settings import ScratchRunSettings
 from lengthgen.tasks import LengthBin, get_task
 from tiny_models import tiny_training_section
 
@@ -22,17 +23,20 @@ JOB = """
 import json, sys, torch
 torch.set_num_threads(1)
 from lengthgen.runtime import configure
+from lengthgen.settings import FinetuneTaskSettings, ScratchRunSettings
 from lengthgen.tasks import get_task
 configure(1)
 section, kind = json.loads(sys.argv[1]), sys.argv[4]
 if kind == "scratch":
     from lengthgen.scratch.train import train_scratch_model
-    summary = train_scratch_model(get_task("NF"), "ape", 3, section, sys.argv[2], sys.argv[3], progress=False)
+    settings = ScratchRunSettings.from_config(section)
+    summary = train_scratch_model(get_task("NF"), "ape", 3, settings, sys.argv[2], sys.argv[3], progress=False)
 else:  # fine-tuning a (tiny) pretrained model through accelerate
     from lengthgen.config import model_entry
     from lengthgen.finetune.train import finetune_model
-    entry = model_entry("tiny", {"path": section["model_path"]})
-    summary = finetune_model(entry, get_task("NF"), 3, section, sys.argv[2], sys.argv[3], progress=False)
+    entry = model_entry("tiny", {"path": section["model"]["path"]})
+    settings = FinetuneTaskSettings.from_config(section)
+    summary = finetune_model(entry, get_task("NF"), 3, settings, sys.argv[2], sys.argv[3], progress=False)
 print(json.dumps(summary))
 """
 
@@ -47,11 +51,15 @@ def finetune_section(tmp_path) -> dict:
     from tiny_models import save_tiny_model
 
     save_tiny_model(tmp_path / "pretrained", positions=64)
-    section = {k: v for k, v in SECTION.items() if k != "model"}
+    section = {k: v for k, v in SECTION.items() if k not in ("model", "eos")}
     # Length buckets here, one batch in the scratch variant: the resume test covers both step paths.
     section["training"] = {**section["training"], "length_buckets": 2}
-    return {**section, "model_path": str(tmp_path / "pretrained"), "data": {"alphabet_size": 52, "pool_fraction": None},
+    return {**section, "model": {"path": str(tmp_path / "pretrained")}, "data": {"alphabet_size": 52, "pool_fraction": None},
             "format": "lengthgen", "train_examples": None}
+
+
+def typed(section):
+    return ScratchRunSettings.from_config(section)
 
 
 def weights(path):
@@ -163,9 +171,9 @@ def test_checkpoint_of_other_settings_is_not_resumed(tmp_path):
 
     section = json.loads(json.dumps(SECTION))
     section["training"]["max_steps"] = 10
-    train_scratch_model(get_task("NB"), "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
+    train_scratch_model(get_task("NB"), "nope", 0, typed(section), tmp_path / "m", tmp_path / "ck", progress=False)
     section["training"]["lr"] = 1e-3
-    summary = train_scratch_model(get_task("NB"), "nope", 0, section, tmp_path / "m", tmp_path / "ck", progress=False)
+    summary = train_scratch_model(get_task("NB"), "nope", 0, typed(section), tmp_path / "m", tmp_path / "ck", progress=False)
     assert summary["resumed_from"] is None and summary["steps"] == 10
 
 
@@ -182,7 +190,7 @@ def test_relative_and_no_position_models_need_no_test_length(tmp_path, pe):
         section["model"].update(rope_theta=500, rope_scaling=64)
     section["training"]["max_steps"] = 3
     section["data"] = {"alphabet_size": 5}
-    train_scratch_model(get_task("UR"), pe, 0, section, tmp_path / "m", None, progress=False)
+    train_scratch_model(get_task("UR"), pe, 0, typed(section), tmp_path / "m", None, progress=False)
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
     if pe == "rope":  # the authors' RoPE model: a stock Llama, rope base 500, linear scaling by 64
         assert model.config.model_type == "llama"
@@ -197,7 +205,7 @@ def test_position_table_too_small_is_an_error(tmp_path):
     section = json.loads(json.dumps(SECTION))
     section["model"]["max_positions"] = 8
     with pytest.raises(ValueError, match="max_positions 8 is shorter than the longest sequence"):
-        train_scratch_model(get_task("NF"), "ape", 0, section, tmp_path / "m", None, progress=False)
+        train_scratch_model(get_task("NF"), "ape", 0, typed(section), tmp_path / "m", None, progress=False)
 
 
 def test_gradients_are_clipped_to_max_grad_norm():

@@ -22,6 +22,7 @@ from lengthgen.plan.models import RESOURCES, model_job
 from lengthgen.plan.tables import CATEGORIES
 from lengthgen.plan.paths import (CONVERTED, FIGURES, FINETUNE, ICL, MECHANISM, REALISTIC, RESULTS, SCRATCH,
                                   SCRATCH_CHECKPOINTS, TABLES, benchmark_path, data_path, log_path)
+from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import run_writer
 from lengthgen.tasks import FAMILIES, TASK_NAMES
 

@@ -26,7 +26,7 @@ rule theory_table:
     log:
         log_path("theory_table"),
     run:
-        run_writer("lengthgen.tasks.theory:write_theory_table", log, output, params.section)
+        run_writer("lengthgen.tasks.theory:write_theory_table", log, output, params.section["tasks"], Provenance(params.section))
 
 
 rule data_summary:
@@ -39,7 +39,7 @@ rule data_summary:
     log:
         log_path("data_summary"),
     run:
-        run_writer("lengthgen.tasks.summary:write_data_summary", log, output, input, params.section)
+        run_writer("lengthgen.tasks.summary:write_data_summary", log, output, input, Provenance(params.section))
 
 
 rule theory_check:
@@ -54,4 +54,5 @@ rule theory_check:
     log:
         log_path("theory_check"),
     run:
-        run_writer("lengthgen.tasks.theory_check:write_theory_check", log, output, input, params.section)
+        run_writer("lengthgen.tasks.theory_check:write_theory_check", log, output, input, params.section["data"],
+                   Provenance(params.section))

@@ -53,7 +53,8 @@ rule finetune_table:
     log:
         log_path("finetune_table"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_table", log, output, input.evals, params.section)
+        run_writer("lengthgen.finetune.tables:write_finetune_table", log, output, input.evals, params.section["bins"],
+                   Provenance(params.section))
 
 
 rule finetune_pairs:
@@ -67,7 +68,8 @@ rule finetune_pairs:
     log:
         log_path("finetune_pairs"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_pairs", log, output, input.evals, input.data, params.section)
+        run_writer("lengthgen.finetune.tables:write_finetune_pairs", log, output, input.evals, input.data,
+                   params.section["finetune"]["train_lengths"], Provenance(params.section))
 
 
 rule finetune_places:
@@ -80,7 +82,8 @@ rule finetune_places:
     log:
         log_path("finetune_places"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_places", log, output, input.evals, params.section)
+        run_writer("lengthgen.finetune.tables:write_finetune_places", log, output, input.evals, params.section["bins"],
+                   params.section["finetune"]["train_lengths"], Provenance(params.section))
 
 
 rule comparison_table:
@@ -95,4 +98,5 @@ rule comparison_table:
     log:
         log_path("comparison_table"),
     run:
-        run_writer("lengthgen.results.comparison:write_comparison_table", log, output, input.scratch, input.icl, input.finetune, params.section)
+        run_writer("lengthgen.results.comparison:write_comparison_table", log, output, input.scratch, input.icl, input.finetune,
+                   Provenance(params.section))

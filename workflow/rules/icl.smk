@@ -34,7 +34,7 @@ rule icl_pairs:
     log:
         log_path("icl_pairs"),
     run:
-        run_writer("lengthgen.icl.table:write_icl_pairs", log, output, input, params.section)
+        run_writer("lengthgen.icl.table:write_icl_pairs", log, output, input, Provenance(params.section))
 
 
 rule icl_table:
@@ -48,4 +48,4 @@ rule icl_table:
     log:
         log_path("icl_table"),
     run:
-        run_writer("lengthgen.icl.table:write_icl_table", log, output, input.predictions, input.pairs, params.section)
+        run_writer("lengthgen.icl.table:write_icl_table", log, output, input.predictions, input.pairs, Provenance(params.section))

@@ -33,7 +33,7 @@ rule mechanism_pairs:
     log:
         log_path("mechanism_pairs"),
     run:
-        run_writer("lengthgen.mechanism.tables:write_mechanism_pairs", log, output, input.heads, input.patching, params.section)
+        run_writer("lengthgen.mechanism.tables:write_mechanism_pairs", log, output, input.heads, input.patching, Provenance(params.section))
 
 
 rule heads_table:
@@ -47,7 +47,7 @@ rule heads_table:
     log:
         log_path("heads_table"),
     run:
-        run_writer("lengthgen.mechanism.tables:write_heads_table", log, output, input.heads, input.pairs, params.section)
+        run_writer("lengthgen.mechanism.tables:write_heads_table", log, output, input.heads, input.pairs, Provenance(params.section))
 
 
 rule patching_table:
@@ -61,4 +61,4 @@ rule patching_table:
     log:
         log_path("patching_table"),
     run:
-        run_writer("lengthgen.mechanism.tables:write_patching_table", log, output, input.patching, input.pairs, params.section)
+        run_writer("lengthgen.mechanism.tables:write_patching_table", log, output, input.patching, input.pairs, Provenance(params.section))

@@ -32,7 +32,7 @@ rule realistic_pairs:
     log:
         log_path("realistic_pairs"),
     run:
-        run_writer("lengthgen.realistic.tables:write_realistic_pairs", log, output, input, params.section)
+        run_writer("lengthgen.realistic.tables:write_realistic_pairs", log, output, input, Provenance(params.section))
 
 
 rule realistic_table:
@@ -46,4 +46,5 @@ rule realistic_table:
     log:
         log_path("realistic_table"),
     run:
-        run_writer("lengthgen.realistic.tables:write_realistic_table", log, output, input.predictions, input.pairs, params.section)
+        run_writer("lengthgen.realistic.tables:write_realistic_table", log, output, input.predictions, input.pairs,
+                   params.section["models"], Provenance(params.section))

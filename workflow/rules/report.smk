@@ -44,7 +44,8 @@ rule findings:
         log_path("findings"),
     run:
         run_writer("lengthgen.results.findings_markdown:write_findings", log, output,
-                   {name: getattr(input, name) for name in params.section["tables"]}, params.section)
+                   {name: getattr(input, name) for name in params.section["tables"]}, params.section["models"],
+                   Provenance(params.section))
 
 
 rule figure_scratch:

@@ -80,7 +80,8 @@ rule scratch_table:
     log:
         log_path("scratch_table"),
     run:
-        run_writer("lengthgen.scratch.tables:write_scratch_tables", log, output, input.evals, params.section)
+        run_writer("lengthgen.scratch.tables:write_scratch_tables", log, output, input.evals, params.section["bins"],
+                   Provenance(params.section))
 
 
 rule scratch_pairs:
@@ -94,4 +95,5 @@ rule scratch_pairs:
     log:
         log_path("scratch_pairs"),
     run:
-        run_writer("lengthgen.scratch.tables:write_scratch_pairs", log, output, input.evals, input.data, params.section)
+        run_writer("lengthgen.scratch.tables:write_scratch_pairs", log, output, input.evals, input.data,
+                   params.section["scratch"]["train_lengths"], Provenance(params.section))

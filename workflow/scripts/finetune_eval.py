@@ -2,17 +2,19 @@
 import polars as pl
 
 from lengthgen.finetune.train import evaluate_finetuned
-from lengthgen.records.provenance import collect
+from lengthgen.records.provenance import Provenance
 from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
+from lengthgen.settings import FinetuneEvalSettings
 from lengthgen.tasks import get_task
 
 device = start_job(snakemake, uses_torch=True)
-w, section = snakemake.wildcards, snakemake.params.section
-frame = evaluate_finetuned(snakemake.input.model, get_task(w.task), dict(zip(section["bins"], snakemake.input.data)),
-                           data=section["data"], style=section["format"], batch_size=section["batch_size"],
-                           precision=section["precision"])
+w = snakemake.wildcards
+settings = FinetuneEvalSettings.from_config(snakemake.params.section)
+frame = evaluate_finetuned(snakemake.input.model, get_task(w.task), dict(zip(settings.bins, snakemake.input.data)),
+                           data=settings.data, style=settings.format, batch_size=settings.batch_size,
+                           precision=settings.precision)
 frame = frame.with_columns(pl.lit(w.model).alias("system"), pl.lit(w.task).alias("task"),
                            pl.lit(int(w.seed)).alias("seed"))
-write_parquet(frame, snakemake.output[0], collect(section, seed=int(w.seed), device=device,
-                                                  extra={"wildcards": dict(w)}))
+write_parquet(frame, snakemake.output[0], Provenance(snakemake.params.section).record(
+    seed=int(w.seed), device=device, extra={"wildcards": dict(w)}))

@@ -2,12 +2,15 @@
 from lengthgen.config import job_model_entry
 from lengthgen.engine.run import write_history
 from lengthgen.finetune.train import finetune_model
+from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import start_job
+from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import get_task
 
 device = start_job(snakemake, uses_torch=True)
 w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
-entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
-summary = finetune_model(entry, get_task(w.task), seed, section, snakemake.output.model, snakemake.params.checkpoint_dir)
-write_history(summary, snakemake.output.history, section, seed, device, dict(w))
+settings = FinetuneTaskSettings.from_config(section)
+entry = job_model_entry(w.model, settings.model, snakemake.input.get("model"))
+summary = finetune_model(entry, get_task(w.task), seed, settings, snakemake.output.model, snakemake.params.checkpoint_dir)
+write_history(summary, snakemake.output.history, Provenance(section), seed, device, dict(w))

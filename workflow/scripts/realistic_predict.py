@@ -6,18 +6,19 @@ from lengthgen.inference.cache import PredictionCache
 from lengthgen.models.loading import load_model, load_tokenizer
 from lengthgen.models.storage import model_identity
 from lengthgen.realistic.predict import predict_realistic
-from lengthgen.records.provenance import collect
+from lengthgen.records.provenance import Provenance
 from lengthgen.records.tables import write_parquet
 from lengthgen.runtime import start_job
+from lengthgen.settings import RealisticPredictSettings
 
 device = start_job(snakemake, uses_torch=True)
-w, section = snakemake.wildcards, snakemake.params.section
-entry = job_model_entry(w.model, section["model"], snakemake.input.get("model"))
+w = snakemake.wildcards
+job = RealisticPredictSettings.from_config(snakemake.params.section)
+entry = job_model_entry(w.model, job.model, snakemake.input.get("model"))
 cache_dir = snakemake.params.cache_dir
 cache = PredictionCache(cache_dir, model_identity(entry.path, entry.revision, entry.dtype)) if cache_dir else None
-settings = section["settings"]
 frame = predict_realistic(lambda: load_model(entry, check=False), load_tokenizer(entry), w.realistic,
-                          lengths=settings["lengths"], seeds=section["seeds"], settings=settings,
-                          batch_size=section["batch_size"], chat=entry.kind == "chat", cache=cache, progress=True)
+                          lengths=job.settings["lengths"], seeds=job.seeds, settings=job.settings,
+                          batch_size=job.batch_size, chat=entry.kind == "chat", cache=cache, progress=True)
 write_parquet(frame.with_columns(pl.lit(w.model).alias("model")), snakemake.output[0],
-              collect(section, device=device, extra={"wildcards": dict(w)}))
+              Provenance(snakemake.params.section).record(device=device, extra={"wildcards": dict(w)}))

@@ -14,13 +14,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..settings import ConfigError
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import check_settings
 from .sections import held_out, scratch_family_settings, scratch_lengths
-
-
-class ConfigError(ValueError):
-    """A config that cannot run; the message names the key."""
 
 
 def _with_defaults(validator_class):

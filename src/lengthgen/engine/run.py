@@ -25,7 +25,7 @@ import torch
 
 from ..devices import pick_device
 from ..records.files import DamagedFile, WriteFailed, atomic_path, reading, sidecar_of, verify_checksum
-from ..records.provenance import canonical_json, config_hash
+from ..records.provenance import Provenance, canonical_json, config_hash
 from .sequences import IGNORE, length_buckets
 from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
 
@@ -267,12 +267,12 @@ def history_frame(summary: dict):
                         schema={"step": pl.Int64, "train_loss": pl.Float64, "validation_accuracy": pl.Float64})
 
 
-def write_history(summary: dict, path, section: dict, seed: int, device: str, wildcards: dict, **extra) -> None:
+def write_history(summary: dict, path, provenance: Provenance, seed: int, device: str, wildcards: dict,
+                  **extra) -> None:
     """A finished run's history table with its provenance: the settings, seed and device, the job's
     wildcards, and where the run stopped, what it kept and where it resumed from."""
-    from ..records.provenance import collect
     from ..records.tables import write_parquet
 
     outcome = {k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}
     write_parquet(history_frame(summary), path,
-                  collect(section, seed=seed, device=device, extra={"wildcards": wildcards, **extra, **outcome}))
+                  provenance.record(seed=seed, device=device, extra={"wildcards": wildcards, **extra, **outcome}))

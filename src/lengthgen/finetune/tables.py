@@ -16,13 +16,13 @@ from ..lengthbins.table import (
     read_evals,
     read_inputs,
 )
-from ..records.provenance import collect
+from ..records.provenance import Provenance
 from ..records.tables import write_table
 from ..references import finetune_reference
 
 
-def write_finetune_table(eval_paths, section: dict, outputs) -> None:
-    provenance, bins = collect(section), section["bins"]
+def write_finetune_table(eval_paths, bins: dict[str, list[str]], provenance: Provenance, outputs) -> None:
+    provenance = provenance.record()
     evals = read_evals(eval_paths)
     table = bin_table(per_run_accuracy(evals), bins, finetune_reference, accuracy_intervals(evals))
     write_table(table, outputs, provenance,
@@ -30,20 +30,19 @@ def write_finetune_table(eval_paths, section: dict, outputs) -> None:
                                       pairs_name="finetune_pairs"))
 
 
-def write_finetune_pairs(eval_paths, data_paths, section: dict, outputs) -> None:
+def write_finetune_pairs(eval_paths, data_paths, train_lengths, provenance: Provenance, outputs) -> None:
     """Every pair of tasks the theory compares, per model and bin (paired where the data files show
     the same inputs)."""
-    provenance = collect(section)
-    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths),
-                      section["finetune"]["train_lengths"])
+    provenance = provenance.record()
+    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths), train_lengths)
     write_table(pairs, outputs, provenance, markdown=pairs_markdown(pairs, "Fine-tuned", "model", provenance))
 
 
-def write_finetune_places(eval_paths, section: dict, outputs) -> None:
+def write_finetune_places(eval_paths, bins: dict[str, list[str]], train_lengths, provenance: Provenance,
+                          outputs) -> None:
     """Each copying task's accuracy by the source place of its output symbols: whether the copy is
     found by matching or by position (the reason a backward copy fails beyond the training lengths)."""
-    provenance = collect(section)
-    train_lengths = section["finetune"]["train_lengths"]["copying"]
+    provenance, train_lengths = provenance.record(), train_lengths["copying"]
     table = place_accuracy(read_copying_evals(eval_paths), train_lengths)
     write_table(table, outputs, provenance,
-                markdown=places_markdown(table, section["bins"]["copying"], train_lengths, provenance))
+                markdown=places_markdown(table, bins["copying"], train_lengths, provenance))

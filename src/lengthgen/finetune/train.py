@@ -27,48 +27,45 @@ from ..models.loading import load_model, load_tokenizer, load_trained, load_trai
 from ..models.positions import position_limit
 from ..models.registry import ModelEntry
 from ..models.storage import model_identity, save_hf_directory
+from ..settings import FinetuneTaskSettings
 from ..tasks import LengthBin, Task
 from ..tasks.generate import length_unit, symbols_used
 
 
-def finetune_run(entry: ModelEntry, task: Task, seed: int, section: dict, checkpoint_dir,
+def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings, checkpoint_dir,
                  more_metrics: Callable[[torch.nn.Module], dict] | None = None) -> tuple[TrainingRun, object]:
     """The training run of one (model, task, seed), ready to step, and the model's tokenizer.
 
-    section: {"data": generator settings, "format", "train_lengths", "max_length" (longest test length),
-              "train_examples" (null: fresh examples every step), "holdout" (if present: that many of them
-              held out for validation), "training": the engine's settings}
-              (`lengthgen.config.finetune_task_section`).
     more_metrics: measures beside validation accuracy at every evaluation, kept in the history
     (a benchmark's out-of-distribution score); the kept weights are still chosen by validation.
     """
-    settings = TrainSettings.from_config(section["training"], keep="best")
-    accelerator = make_accelerator(settings.precision)
+    training = TrainSettings.from_config(settings.training, keep="best")
+    accelerator = make_accelerator(training.precision)
     tokenizer = load_tokenizer(entry)
-    layout = tokenizer_layout(tokenizer, symbols_used(section["data"]), model_name=repr(entry.name),
-                              style=section["format"])
+    layout = tokenizer_layout(tokenizer, symbols_used(settings.data), model_name=repr(entry.name),
+                              style=settings.format)
     model = load_model(replace(entry, dtype="float32", device=str(accelerator.device)), check=False)
-    train_bin = LengthBin.parse(section["train_lengths"])
-    longest = layout.sequence_length(task, max(section["max_length"], train_bin.high) * length_unit(section["data"]))
+    train_bin = LengthBin.parse(settings.train_lengths)
+    longest = layout.sequence_length(task, max(settings.max_length, train_bin.high) * length_unit(settings.data))
     limit = position_limit(model)
     if limit is not None and longest > limit:
         raise ValueError(f"model {entry.name!r} has {limit} positions; task {task.name} at length "
-                         f"{section['max_length']} needs {longest} tokens")
-    dataset, validation, targets = training_and_validation(task, section, train_bin, seed, layout,
-                                                           settings.eval_examples)
-    stream = TrainingStream(task, section["data"], train_bin, settings.batch_size, seed,
-                            longest if limit is not None else None, layout, section["train_examples"], dataset)
+                         f"{settings.max_length} needs {longest} tokens")
+    dataset, validation, targets = training_and_validation(task, settings, train_bin, seed, layout,
+                                                           training.eval_examples)
+    stream = TrainingStream(task, settings.data, train_bin, training.batch_size, seed,
+                            longest if limit is not None else None, layout, settings.train_examples, dataset)
 
     def evaluate(m):
-        accuracy = teacher_forced_accuracy(m, validation, targets, settings.eval_batch_size, settings.precision)
+        accuracy = teacher_forced_accuracy(m, validation, targets, training.eval_batch_size, training.precision)
         return {"accuracy": accuracy, **more_metrics(m)} if more_metrics else accuracy
 
     torch.manual_seed(seed)  # dropout draws follow the seed (a resumed run restores its own RNG state)
     run = TrainingRun(
-        model, settings, stream, evaluate, checkpoint_dir, name=f"{entry.name}/{task.name}/seed{seed}",
+        model, training, stream, evaluate, checkpoint_dir, name=f"{entry.name}/{task.name}/seed{seed}",
         accelerator=accelerator,
         fingerprint={"model": model_identity(entry.path, entry.revision, "float32"), "task": task.name, "seed": seed,
-                     "section": section})
+                     "section": settings.as_config()})
     return run, tokenizer
 
 
@@ -81,24 +78,25 @@ def holdout_split(count: int, held_out: int, seed: int) -> tuple[list[int], list
     return sorted(order[held_out:]), sorted(order[:held_out])
 
 
-def training_and_validation(task: Task, section: dict, train_bin: LengthBin, seed: int, layout, eval_examples: int):
+def training_and_validation(task: Task, settings: FinetuneTaskSettings, train_bin: LengthBin, seed: int, layout,
+                            eval_examples: int):
     """(the fixed training set, or None for the stream to make; validation examples; their scored
-    lengths). With section["holdout"]: validation is that many examples of the training set, left
+    lengths). With settings.holdout: validation is that many examples of the training set, left
     out of training; otherwise eval_examples of a separate stream."""
-    if not section.get("holdout"):
-        validation, targets = encoded_examples(task, section["data"], train_bin, eval_examples, seed, "validation",
+    if not settings.holdout:
+        validation, targets = encoded_examples(task, settings.data, train_bin, eval_examples, seed, "validation",
                                                layout)
         return None, validation, targets
-    examples, lengths = encoded_examples(task, section["data"], train_bin, section["train_examples"], seed,
+    examples, lengths = encoded_examples(task, settings.data, train_bin, settings.train_examples, seed,
                                          "train-set", layout)
-    train_part, held = holdout_split(len(examples), section["holdout"], seed)
+    train_part, held = holdout_split(len(examples), settings.holdout, seed)
     return [examples[i] for i in train_part], [examples[i] for i in held], [lengths[i] for i in held]
 
 
-def finetune_model(entry: ModelEntry, task: Task, seed: int, section: dict, model_dir, checkpoint_dir,
-                   progress: bool = True) -> dict:
+def finetune_model(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings, model_dir,
+                   checkpoint_dir, progress: bool = True) -> dict:
     """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory."""
-    run, tokenizer = finetune_run(entry, task, seed, section, checkpoint_dir)
+    run, tokenizer = finetune_run(entry, task, seed, settings, checkpoint_dir)
     train([run], progress=progress)
     save_hf_directory(run.final_model(), tokenizer, model_dir)
     return run.summary()

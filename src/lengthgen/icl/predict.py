@@ -18,6 +18,7 @@ from ..inference.cache import PredictionCache, prediction_key
 from ..inference.cached import CachedModel, forced_with_cache
 from ..inference.forcing import ForcedItem
 from ..inference.text import model_text
+from ..settings import ChatSettings
 from ..tasks import Task, get_task
 from ..tasks.generate import encode
 from ..tasks.pools import demonstration_pool
@@ -108,20 +109,22 @@ def predict_rows(model: CachedModel, tokenizer, task: Task, rows: list[dict], pr
 
 def predict_files(load_model, tokenizer, files: list[dict], *, settings: dict[str, dict], chat: bool, separator: str,
                   shots: int, batch_size: int, cache: PredictionCache | None = None,
-                  progress: bool = False, chat_settings: dict | None = None) -> pl.DataFrame:
+                  progress: bool = False, chat_settings: ChatSettings | None = None) -> pl.DataFrame:
     """Predictions for every file of a grid with one model, loaded once and only if the cache lacks
     something. files: [{"task", "bin", "seed", "variant", "rows"}]; settings: generator settings per task;
     chat_settings: a chat model's `icl.chat` section (its prompts, budget floor per family, generation prompt)."""
     model = CachedModel(load_model)
-    chat_settings = chat_settings if chat and chat_settings else {}
-    budget_floor = chat_settings.get("max_new_tokens", {})
+    chat_settings = chat_settings if chat else None
+    budget_floor = chat_settings.max_new_tokens if chat_settings else {}
+    chat_prompt = chat_settings.prompt if chat_settings else "lengthgen"
+    generation_prompt = chat_settings.generation_prompt if chat_settings else True
     frames = []
     for file in files:
         task = get_task(file["task"])
         prompts = build_prompts(task, file["rows"], settings[task.name], file["seed"], file["variant"], separator,
-                                chat, shots, chat_settings.get("prompt", "lengthgen"))
+                                chat, shots, chat_prompt)
         frame = predict_rows(model, tokenizer, task, file["rows"], prompts, batch_size, cache, progress,
-                             budget_floor.get(task.family) or 0, chat_settings.get("generation_prompt", True))
+                             budget_floor.get(task.family) or 0, generation_prompt)
         frames.append(frame.with_columns(pl.lit(task.name).alias("task"), pl.lit(file["bin"]).alias("bin"),
                                          pl.lit(file["seed"]).alias("seed"), pl.lit(file["variant"]).alias("variant")))
     return pl.concat(frames)

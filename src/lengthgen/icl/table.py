@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..records.files import read_frame
-from ..records.provenance import collect
+from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..stats import LEVEL, binomial_two_sided, bootstrap_mean, interval_text, paired_comparison, verdict, wilson
 from ..tasks import MIRROR_PAIRS, get_task
@@ -180,14 +180,14 @@ def icl_markdown(table: pl.DataFrame, pairs: pl.DataFrame, provenance: dict) -> 
             f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
 
 
-def write_icl_table(paths, pairs_path, section: dict, outputs) -> None:
-    provenance = collect(section)
+def write_icl_table(paths, pairs_path, provenance: Provenance, outputs) -> None:
+    provenance = provenance.record()
     table = icl_table(paths)
     write_table(table, outputs, provenance, markdown=icl_markdown(table, read_frame(pairs_path), provenance))
 
 
-def write_icl_pairs(paths, section: dict, outputs) -> None:
+def write_icl_pairs(paths, provenance: Provenance, outputs) -> None:
     pairs = pair_tests(examples_of(paths))
-    write_table(pairs, outputs, collect(section),
+    write_table(pairs, outputs, provenance.record(),
                 title="In context: right/forward against left/backward on the same examples (95% intervals, "
                       "paired tests)")

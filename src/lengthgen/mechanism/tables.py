@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..records.files import read_frame
-from ..records.provenance import collect
+from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..stats import bootstrap_mean, interval_text, paired_comparison, wilson
 from .analyse import PER_PROMPT
@@ -99,8 +99,8 @@ def heads_verdicts(summary: pl.DataFrame, pairs: pl.DataFrame) -> list[str]:
     return lines
 
 
-def write_heads_table(paths, pairs_path, section: dict, outputs) -> None:
-    provenance, table = collect(section), heads_table(paths)
+def write_heads_table(paths, pairs_path, provenance: Provenance, outputs) -> None:
+    provenance, table = provenance.record(), heads_table(paths)
     summary = heads_summary(table)
     verdicts = heads_verdicts(summary, read_frame(pairs_path))
     markdown = ("# Mechanism: attention heads on copy prompts\n\n"
@@ -194,8 +194,8 @@ def mechanism_pairs(heads_paths, patching_paths) -> pl.DataFrame:
     return pl.DataFrame(rows, schema_overrides={"p": pl.Float64})
 
 
-def write_mechanism_pairs(heads_paths, patching_paths, section: dict, outputs) -> None:
-    write_table(mechanism_pairs(heads_paths, patching_paths), outputs, collect(section),
+def write_mechanism_pairs(heads_paths, patching_paths, provenance: Provenance, outputs) -> None:
+    write_table(mechanism_pairs(heads_paths, patching_paths), outputs, provenance.record(),
                 title="Mechanism: induction against anti-induction on the same prompts (95% intervals, paired tests)")
 
 
@@ -219,8 +219,8 @@ def patching_verdicts(shown: pl.DataFrame, pairs: pl.DataFrame) -> list[str]:
     return lines
 
 
-def write_patching_table(paths, pairs_path, section: dict, outputs) -> None:
-    provenance, table = collect(section), patching_table(paths)
+def write_patching_table(paths, pairs_path, provenance: Provenance, outputs) -> None:
+    provenance, table = provenance.record(), patching_table(paths)
     shown = (table.group_by(["model", "direction", "condition"], maintain_order=True)
              .agg(pl.col("accuracy").mean(), pl.col("loss").mean(), pl.col("loss_change").mean()))
     markdown = ("# Mechanism: removing each circuit's edges (teacher-forced, mean over lengths and seeds)\n\n"

@@ -19,6 +19,7 @@ from ..mechanism.probe import probe_summary
 from ..models.builders import build_char_model
 from ..models.char_tokenizer import build_char_tokenizer
 from ..models.storage import save_hf_directory
+from ..settings import PretrainSettings
 from .corpus import build_corpus, corpus_hash
 from .variants import Insertion
 
@@ -46,35 +47,35 @@ def next_token_accuracy(model, windows: torch.Tensor, batch_size: int) -> float:
     return right / total
 
 
-def pretrain(section: dict, model_dir, checkpoint_dir, progress: bool = True) -> dict:
+def pretrain(settings: PretrainSettings, model_dir, checkpoint_dir, progress: bool = True) -> dict:
     """Build the corpus, train the model, save it (fp16 safetensors) with its tokenizer."""
     tokenizer = build_char_tokenizer()
-    insertion = Insertion.from_config(section["insertion"]) if "insertion" in section else None
-    text = build_corpus(section["corpus_chars"], corpus=section["corpus"], seed=section["seed"], insertion=insertion)
+    insertion = Insertion.of(settings.insertion) if settings.insertion else None
+    text = build_corpus(settings.corpus_chars, corpus=settings.corpus, seed=settings.seed, insertion=insertion)
     ids = np.asarray(tokenizer(text, add_special_tokens=False).input_ids, dtype=np.int16)
-    held_out = int(len(ids) * section["validation_fraction"])
+    held_out = int(len(ids) * settings.validation_fraction)
     train_ids, valid_ids = ids[:-held_out], ids[-held_out:]
-    context = section["context"]
-    settings = TrainSettings.from_config(section["training"], keep="last")
-    windows = settings.eval_examples  # evenly spaced windows of the held-out tail
+    context = settings.context
+    training = TrainSettings.from_config(settings.training, keep="last")
+    windows = training.eval_examples  # evenly spaced windows of the held-out tail
     validation = torch.from_numpy(np.stack([valid_ids[s:s + context] for s in
                                             range(0, held_out - context, held_out // windows)][:windows]).astype(np.int64))
     special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                    pad_token_id=tokenizer.pad_token_id)
-    model = build_char_model(section["architecture"], len(tokenizer), context, seed=section["seed"],
-                             special_ids=special, **section["model"])
+    model = build_char_model(settings.architecture, len(tokenizer), context, seed=settings.seed,
+                             special_ids=special, **settings.model)
 
     def evaluate(m) -> dict:  # the induction probe at every evaluation shows when the heads form
-        return {"accuracy": next_token_accuracy(m, validation, settings.eval_batch_size),
-                **probe_summary(m, tokenizer, section["probe_length"])}
+        return {"accuracy": next_token_accuracy(m, validation, training.eval_batch_size),
+                **probe_summary(m, tokenizer, settings.probe_length)}
 
-    run = TrainingRun(model, settings, CorpusStream(train_ids, context, settings.batch_size, section["seed"]),
+    run = TrainingRun(model, training, CorpusStream(train_ids, context, training.batch_size, settings.seed),
                       evaluate, checkpoint_dir,
-                      fingerprint={"section": section, "corpus": corpus_hash(text)}, name="pretrain")
+                      fingerprint={"section": settings.as_config(), "corpus": corpus_hash(text)}, name="pretrain")
     train([run], progress=progress)
     final = run.final_model()
-    save_hf_directory(final.half() if section["save_fp16"] else final, tokenizer, model_dir)
+    save_hf_directory(final.half() if settings.save_fp16 else final, tokenizer, model_dir)
     summary = run.summary()
     summary.update(corpus_hash=corpus_hash(text), corpus_chars=len(text),
-                   tokens_seen=run.step_count * settings.batch_size * context)
+                   tokens_seen=run.step_count * training.batch_size * context)
     return summary

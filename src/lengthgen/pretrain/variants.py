@@ -33,11 +33,9 @@ class Insertion:
     gap_passages: tuple[int, int]  # how many passages later the copy goes (inclusive)
 
     @classmethod
-    def from_config(cls, section: dict) -> Insertion:
-        unknown = set(section) - {"share", "passage_chars", "gap_passages"}
-        if unknown:
-            raise ValueError(f"unknown insertion settings: {sorted(unknown)}")
-        return cls(float(section["share"]), tuple(section["passage_chars"]), tuple(section["gap_passages"]))
+    def of(cls, settings) -> Insertion:
+        """From the stage's `InsertionSettings` (lengthgen.settings)."""
+        return cls(float(settings.share), tuple(settings.passage_chars), tuple(settings.gap_passages))
 
 
 def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..records.files import read_frame
-from ..records.provenance import collect
+from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..references import lorem_reference
 from ..stats import interval_text, mean_interval, paired_comparison
@@ -133,14 +133,14 @@ def pair_lines(pairs: pl.DataFrame) -> list[str]:
     return lines
 
 
-def write_realistic_table(paths, pairs_path, section: dict, outputs) -> None:
-    provenance = collect(section)
-    table = realistic_table(paths, section["models"])
+def write_realistic_table(paths, pairs_path, models: dict[str, dict], provenance: Provenance, outputs) -> None:
+    table = realistic_table(paths, models)
+    provenance = provenance.record()
     write_table(table, outputs, provenance,
                 markdown=realistic_markdown(table, read_frame(pairs_path), provenance))
 
 
-def write_realistic_pairs(paths, section: dict, outputs) -> None:
-    write_table(realistic_pairs(predictions(paths)), outputs, collect(section),
+def write_realistic_pairs(paths, provenance: Provenance, outputs) -> None:
+    write_table(realistic_pairs(predictions(paths)), outputs, provenance.record(),
                 title="Realistic tasks: unambiguous against ambiguous, revert against cherry-pick, on the same "
                       "samples (95% intervals, paired tests)")

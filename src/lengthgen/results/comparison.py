@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..records.files import read_frame
+from ..records.provenance import Provenance
 from ..records.tables import to_markdown
 from ..tasks import MIRROR_PAIRS, LengthBin, get_task
 
@@ -71,10 +72,9 @@ def comparison_markdown(rows: pl.DataFrame, provenance: dict) -> str:
             f"config hash {provenance['config_hash']}, code {provenance['code_version']}\n")
 
 
-def write_comparison_table(scratch_path, icl_path, finetune_path, section: dict, outputs) -> None:
-    from ..records.provenance import collect
+def write_comparison_table(scratch_path, icl_path, finetune_path, provenance: Provenance, outputs) -> None:
     from ..records.tables import write_table
 
-    provenance = collect(section)
+    provenance = provenance.record()
     rows = comparison_rows(*(read_frame(p) for p in (scratch_path, icl_path, finetune_path)))
     write_table(rows, outputs, provenance, markdown=comparison_markdown(rows, provenance))

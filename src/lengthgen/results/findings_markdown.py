@@ -10,9 +10,22 @@ import polars as pl
 
 from ..lengthbins.table import MIRROR_TOLERANCE
 from ..records.files import read_frame
+from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..stats import LEVEL, PERMUTATIONS, interval_text, p_text
-from .findings import AGREE, BOTH_FAIL, CONTRADICTED, FAILING, FINDINGS, NOISE, NOT_RUN, SHOWN, findings_table, missing
+from .findings import (
+    AGREE,
+    BOTH_FAIL,
+    CONTRADICTED,
+    FAILING,
+    FINDINGS,
+    NOISE,
+    NOT_RUN,
+    SHOWN,
+    ModelPaths,
+    findings_table,
+    missing,
+)
 
 
 def _side(row: dict, side: str) -> str:
@@ -102,11 +115,9 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
     return "\n".join(parts)
 
 
-def write_findings(paths: dict[str, str], section: dict, outputs) -> None:
-    """paths: pairs-table name -> parquet, for the stages this config runs; section: the rule's params
-    (`models`: registry name -> hub path, for the paper's numbers)."""
-    from ..records.provenance import collect
-
-    provenance = collect(section)
-    frame = findings_table({name: read_frame(path) for name, path in paths.items()}, section.get("models"))
+def write_findings(paths: dict[str, str], model_paths: ModelPaths, provenance: Provenance, outputs) -> None:
+    """paths: pairs-table name -> parquet, for the stages this config runs; model_paths: registry
+    name -> hub path, for the paper's numbers."""
+    provenance = provenance.record()
+    frame = findings_table({name: read_frame(path) for name, path in paths.items()}, model_paths)
     write_table(frame, outputs, provenance, markdown=findings_markdown(frame, provenance))

@@ -42,6 +42,7 @@ import zlib
 
 import numpy as np
 
+from ..settings import DataFileSettings
 from .definitions import Task
 from .lengths import LengthBin
 
@@ -352,14 +353,13 @@ def make_dataset(task: Task, encoding: str, settings: dict, length_bin: LengthBi
     return pa.Table.from_pydict(rows, schema=schema)
 
 
-def write_data_file(section: dict, path) -> None:
-    """One data file (task, encoding, bin, seed of `section`, the data rule's params) as parquet
-    with its provenance."""
+def write_data_file(settings: DataFileSettings, path) -> None:
+    """One data file (the task, encoding, bin and seed of `settings`) as parquet with its provenance."""
     from ..records.provenance import collect
     from ..records.tables import write_parquet
     from .definitions import get_task
 
-    table = make_dataset(get_task(section["task"]), section["encoding"], section["settings"],
-                         LengthBin.parse(section["bin"]), section["examples"], section["seed"])
-    wildcards = {k: str(section[k]) for k in ("encoding", "task", "bin", "seed")}
-    write_parquet(table, path, collect(section, seed=section["seed"], extra={"wildcards": wildcards}))
+    table = make_dataset(get_task(settings.task), settings.encoding, settings.settings,
+                         LengthBin.parse(settings.bin), settings.examples, settings.seed)
+    wildcards = {k: str(getattr(settings, k)) for k in ("encoding", "task", "bin", "seed")}
+    write_parquet(table, path, collect(settings.as_config(), seed=settings.seed, extra={"wildcards": wildcards}))

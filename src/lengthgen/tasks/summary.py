@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..records.provenance import Provenance
 from .datafile import read_examples
 from .definitions import get_task
 
@@ -57,8 +58,7 @@ def summarise(paths) -> pl.DataFrame:
     return pl.DataFrame(rows).sort(["encoding", "task", "bin", "seed"])
 
 
-def write_data_summary(paths, section: dict, outputs) -> None:
-    from ..records.provenance import collect
+def write_data_summary(paths, provenance: Provenance, outputs) -> None:
     from ..records.tables import write_table
 
-    write_table(summarise(paths), outputs, collect(section), title="Data summary: per file, the checks that matter")
+    write_table(summarise(paths), outputs, provenance.record(), title="Data summary: per file, the checks that matter")

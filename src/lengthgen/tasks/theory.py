@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..records.provenance import Provenance
 from .definitions import TASKS, Task
 
 
@@ -32,10 +33,9 @@ def program_cell(task: Task) -> str:
     return f"{task.program.name}: {task.program}"
 
 
-def write_theory_table(section: dict, outputs) -> None:
-    from ..records.provenance import collect
+def write_theory_table(task_names: list[str], provenance: Provenance, outputs) -> None:
     from ..records.tables import write_table
 
-    tasks = [TASKS[name] for name in section["tasks"]]
-    write_table(theory_table(tasks), outputs, collect(section),
+    tasks = [TASKS[name] for name in task_names]
+    write_table(theory_table(tasks), outputs, provenance.record(),
                 title="Theory: which tasks C-RASP[pos] predicts to length-generalise")

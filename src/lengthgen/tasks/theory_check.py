@@ -13,11 +13,13 @@ An expressible task below 1.0 anywhere stops the check with the first example it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from ..records.provenance import Provenance
 from ..theory import NONE, generate, next_symbols
 from .datafile import read_examples
 from .definitions import TASKS, Task, get_task
@@ -84,12 +86,12 @@ def failure(examples: ExampleSet, k: int) -> str:
             f"{spell(target, examples)}, produced {produced}")
 
 
-def data_set(path, section: dict) -> ExampleSet:
+def data_set(path, data: Mapping) -> ExampleSet:
     """The examples of one data file (columns of `generate.data_schema`)."""
     columns = read_examples(path, columns=["task", "encoding", "bin", "seed", "example", "context", "query",
                                            "target"]).to_pydict()
     task, encoding = get_task(columns["task"][0]), columns["encoding"][0]
-    settings = section["data"][encoding][task.generator]
+    settings = data[encoding][task.generator]
     return ExampleSet(task, encoding, columns["bin"][0], columns["seed"][0], "test", symbols_used(settings),
                       columns["example"], columns["context"], columns["query"], columns["target"])
 
@@ -105,10 +107,10 @@ def tenfold_settings(task: Task, encoding: str, settings: dict, length: int) -> 
     return ("tokens" if limit is not None and settings["alphabet_size"] > limit else encoding), settings
 
 
-def tenfold_set(task: Task, encoding: str, longest: LengthBin, seed: int, section: dict) -> ExampleSet:
+def tenfold_set(task: Task, encoding: str, longest: LengthBin, seed: int, data: Mapping) -> ExampleSet:
     """Strings TENFOLD times the longest test bin, from the generator's own stream for the check."""
     length = LengthBin(TENFOLD * longest.high, TENFOLD * longest.high)
-    generated_as, settings = tenfold_settings(task, encoding, section["data"][encoding][task.generator], length.high)
+    generated_as, settings = tenfold_settings(task, encoding, data[encoding][task.generator], length.high)
     contexts, queries, targets = [], [], []
     for context, query, occurrences in generate_inputs(task, generated_as, settings, length, TENFOLD_EXAMPLES, seed,
                                                        stream=TENFOLD_STREAM):
@@ -119,13 +121,13 @@ def tenfold_set(task: Task, encoding: str, longest: LengthBin, seed: int, sectio
                       list(range(len(contexts))), contexts, queries, targets)
 
 
-def example_sets(paths, section: dict):
+def example_sets(paths, data: Mapping):
     """Every data file of a task with a program, then the check's longest strings of each (encoding,
     task, seed) those files have."""
     longest: dict[tuple[str, str], LengthBin] = {}
     seeds: dict[tuple[str, str], set[int]] = {}
     for path in paths:
-        examples = data_set(path, section)
+        examples = data_set(path, data)
         if examples.task.program is None:
             continue
         key = (examples.encoding, examples.task.name)
@@ -135,14 +137,14 @@ def example_sets(paths, section: dict):
         yield examples
     for (encoding, name), length_bin in longest.items():
         for seed in sorted(seeds[(encoding, name)]):
-            yield tenfold_set(get_task(name), encoding, length_bin, seed, section)
+            yield tenfold_set(get_task(name), encoding, length_bin, seed, data)
 
 
-def theory_check(paths, section: dict) -> pl.DataFrame:
+def theory_check(paths, data: Mapping) -> pl.DataFrame:
     """Per (encoding, task, bin), the share of examples on which the task's program outputs the target;
     raises TheoryCheckFailed at the first example an expressible task's program gets wrong."""
     rows = []
-    for examples in example_sets(paths, section):
+    for examples in example_sets(paths, data):
         correct = score(examples)
         if not correct.all():
             raise TheoryCheckFailed(failure(examples, int(np.flatnonzero(~correct)[0])))
@@ -160,12 +162,12 @@ def theory_check(paths, section: dict) -> pl.DataFrame:
     return frame.sort(["encoding", "order", "low"]).select(COLUMNS)
 
 
-def write_theory_check(paths, section: dict, outputs) -> None:
-    from ..records.provenance import collect
+def write_theory_check(paths, data: Mapping, provenance: Provenance, outputs) -> None:
+    """data: the config's generator settings per encoding (`data:`)."""
     from ..records.tables import to_markdown, write_table
 
-    frame = theory_check(paths, section)
-    provenance = collect(section)
+    frame = theory_check(paths, data)
+    provenance = provenance.record()
     markdown = (f"# Theory, executable: each task's C-RASP[pos] program on the run's examples\n\n"
                 f"Share of examples on which the program generates exactly the target: every data file of the run "
                 f"(`test`) and, per encoding and task, {TENFOLD_EXAMPLES} strings per seed {TENFOLD} times its "

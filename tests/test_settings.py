@@ -1,0 +1,83 @@
+"""Typed settings: every job slice the planner makes, for each preset, becomes its stage's frozen
+settings and gives back the same slice (so fingerprints and provenance do not change); an unknown
+or missing key is an error naming it."""
+
+import dataclasses
+from itertools import product
+
+import pytest
+import yaml
+
+from conftest import REPO
+from lengthgen.config import ConfigError, pretrain_section, validate_config
+from lengthgen.plan import data, finetune, icl, mechanism, realistic, scratch
+from lengthgen.realistic import TASKS as REALISTIC_TASKS
+from lengthgen.records.provenance import canonical_json
+from lengthgen.settings import (
+    DataFileSettings,
+    FinetuneEvalSettings,
+    FinetuneTaskSettings,
+    IclPredictSettings,
+    MechanismSettings,
+    PretrainSettings,
+    RealisticPredictSettings,
+    ScratchEvalSettings,
+    ScratchRunSettings,
+)
+
+PRESETS = ("config.yaml", "configs/smoke.yaml", "configs/paper.yaml")
+
+
+def load(path):
+    raw = yaml.safe_load((REPO / path).read_text()) or {}
+    return validate_config(raw, check_availability=False, search=(".", str(REPO)))
+
+
+def planned_slices(config):
+    """(settings class, slice) of every job of the config's grid."""
+    for encoding, task, seed in product(("tokens", "chars", "finetune"), config["tasks"], config["seeds"]):
+        yield DataFileSettings, data.data_params(config, encoding, task, "3-5", seed)
+    if config["scratch"]["enabled"]:
+        for task, pe in product(config["tasks"], config["scratch"]["positional_encodings"]):
+            yield ScratchRunSettings, scratch.train_params(config, task, pe)
+            yield ScratchEvalSettings, scratch.eval_params(config, task)
+    for model, task in product(config["finetune"]["models"], config["tasks"]):
+        yield FinetuneTaskSettings, finetune.train_params(config, model, task)
+        yield FinetuneEvalSettings, finetune.eval_params(config, task)
+    for model, family in product(config["icl"]["models"], ("retrieval", "copying")):
+        yield IclPredictSettings, icl.predict_params(config, model, family)
+    for model, task in product(config["realistic"]["models"], REALISTIC_TASKS):
+        yield RealisticPredictSettings, realistic.params(config, model, task)
+    for name in mechanism.subjects(config):
+        yield MechanismSettings, mechanism.params(config, name)
+    for corpus in ("natural", "reversed", "balanced"):
+        yield PretrainSettings, pretrain_section(config, "gpt2", corpus)
+
+
+def test_every_planned_slice_becomes_typed_settings_and_back():
+    kinds = set()
+    for preset in PRESETS:
+        for cls, section in planned_slices(load(preset)):
+            settings = cls.from_config(section)
+            assert canonical_json(settings.as_config()) == canonical_json(section), (preset, cls.__name__)
+            kinds.add(cls)
+    assert kinds == {DataFileSettings, ScratchRunSettings, ScratchEvalSettings, FinetuneTaskSettings,
+                     FinetuneEvalSettings, MechanismSettings, PretrainSettings, IclPredictSettings,
+                     RealisticPredictSettings}
+
+
+def test_settings_are_frozen_and_nested_settings_typed():
+    settings = PretrainSettings.from_config(pretrain_section(load("config.yaml"), "gpt2", "balanced"))
+    assert settings.insertion.share == 0.25 and settings.corpus == "balanced"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.seed = 1
+    assert PretrainSettings.from_config(pretrain_section(load("config.yaml"), "gpt2", "natural")).insertion is None
+
+
+def test_an_unknown_or_missing_key_is_an_error_naming_it():
+    section = pretrain_section(load("config.yaml"), "gpt2", "natural")
+    with pytest.raises(ConfigError, match=r"PretrainSettings: unknown key\(s\) \['contxt'\], missing \['context'\]"):
+        PretrainSettings.from_config({**{k: v for k, v in section.items() if k != "context"}, "contxt": 256})
+    scratch_slice = scratch.train_params(load("config.yaml"), "UF", "nope")
+    with pytest.raises(ConfigError, match=r"EosRule: unknown key\(s\) none, missing \['score'\]"):
+        ScratchRunSettings.from_config({**scratch_slice, "eos": {"train": True}})
