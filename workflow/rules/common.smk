@@ -10,6 +10,7 @@ from lengthgen.config import ConfigError, check_models, model_entry, pretrain_se
 from lengthgen.models.gguf import GGUFSource
 from lengthgen.models.registry import ModelUnavailable, project_path
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
+from lengthgen.plan import corpora as corpora_plan
 from lengthgen.plan import data as data_plan
 from lengthgen.plan import finetune as finetune_plan
 from lengthgen.plan import icl as icl_plan
@@ -20,8 +21,9 @@ from lengthgen.plan import tables as tables_plan
 from lengthgen.plan.grid import known, stage_model
 from lengthgen.plan.models import RESOURCES, model_job
 from lengthgen.plan.tables import CATEGORIES
-from lengthgen.plan.paths import (CONVERTED, FIGURES, FINETUNE, ICL, MECHANISM, REALISTIC, RESULTS, SCRATCH,
-                                  SCRATCH_CHECKPOINTS, TABLES, benchmark_path, data_path, log_path)
+from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, FIGURES, FINETUNE, ICL,
+                                  MECHANISM, REALISTIC, RESULTS, SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path,
+                                  data_path, log_path)
 from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import run_writer
 from lengthgen.tasks import FAMILIES, TASK_NAMES
@@ -67,6 +69,7 @@ wildcard_constraints:
     model=r"[A-Za-z0-9_.-]+",
     subject=r"[A-Za-z0-9_.-]+",
     realistic="|".join(REALISTIC_TASKS),
+    corpus="natural|reversed|balanced",
 
 
 def caption(name):
@@ -176,7 +179,8 @@ def report_outputs():
     outputs = list(rules.tables_index.output)
     for table, figure in (("scratch", rules.figure_scratch), ("icl", rules.figure_icl),
                           ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison),
-                          ("heads", rules.figure_mechanism), ("realistic", rules.figure_realistic)):
+                          ("heads", rules.figure_mechanism), ("realistic", rules.figure_realistic),
+                          ("corpus_pairs", rules.figure_corpora)):
         if table in made:
             outputs += list(figure.output)
     return outputs

@@ -26,6 +26,11 @@ elif rule == "figure_comparison":
 elif rule == "figure_mechanism":
     figures.save(figures.head_maps(read_frame(inputs.heads)), stem(outputs.heads))
     figures.save(figures.patching_bars(read_frame(inputs.patching)), stem(outputs.patching))
+elif rule == "figure_corpora":
+    from lengthgen.records.tables import read_provenance
+
+    histories = {corpus: read_provenance(path)["history"] for corpus, path in zip(snakemake.params.corpora, inputs)}
+    figures.save(figures.pretraining_history(histories), stem(outputs.history))
 elif rule == "figure_realistic":
     figures.save(figures.realistic_bars(read_frame(inputs.table)), stem(outputs.realistic))
 else:

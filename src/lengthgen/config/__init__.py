@@ -11,9 +11,18 @@ from .sections import (
     scratch_family_settings,
     scratch_lengths,
 )
-from .validate import ConfigError, check_models, job_model_entry, load_schema, model_entry, train_settings, validate_config
+from .validate import (
+    CORPUS_ROLES,
+    ConfigError,
+    check_models,
+    job_model_entry,
+    load_schema,
+    model_entry,
+    train_settings,
+    validate_config,
+)
 
-__all__ = ["ConfigError", "check_models", "finetune_bins", "finetune_task_section", "icl_variants", "load_schema",
-           "job_model_entry", "model_entry",
+__all__ = ["CORPUS_ROLES", "ConfigError", "check_models", "finetune_bins", "finetune_task_section", "icl_variants",
+           "load_schema", "job_model_entry", "model_entry",
            "per_family", "pretrain_section", "scratch_bins", "scratch_family_settings", "scratch_lengths",
            "train_settings", "validate_config"]

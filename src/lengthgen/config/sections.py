@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from ..tasks import FAMILIES, LengthBin, get_task
 
+CORPUS_ROLES = ("natural", "balanced", "reversed")  # the corpora experiment's models, by corpus
+
 
 def per_family(value, family: str):
     """A setting given once for all tasks, or as {retrieval: ..., copying: ...}."""

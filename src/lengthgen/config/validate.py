@@ -17,7 +17,7 @@ import yaml
 from ..settings import ConfigError
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import check_settings
-from .sections import held_out, scratch_family_settings, scratch_lengths
+from .sections import CORPUS_ROLES, held_out, scratch_family_settings, scratch_lengths
 
 
 def _with_defaults(validator_class):
@@ -168,6 +168,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     check_stacking(config)
     check_finetune_validation(config["finetune"])
     check_architectures(config)
+    check_corpora(config)
     check_grid(config)
     add_shipped_models(config)
     check_models(config, check_availability, search)
@@ -282,10 +283,21 @@ def check_family_overrides(config: dict, schema: dict) -> None:
                                   f"{_key(error.absolute_path, nested=True)}: {error.message}")
 
 
+def check_corpora(config: dict) -> None:
+    """The corpora experiment compares different models: one named for two corpora is a mistake."""
+    named = [(role, config["corpora"][role]) for role in CORPUS_ROLES if config["corpora"][role]]
+    for i, (role, name) in enumerate(named):
+        for other, same in named[:i]:
+            if same == name:
+                raise ConfigError(f"config key corpora.{role}: {name!r} is already corpora.{other}; each corpus "
+                                  "needs its own model")
+
+
 def used_models(config: dict) -> list[tuple[str, str]]:
     """(config key, registry name) of every model a stage uses."""
-    return [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune", "mechanism", "realistic")
+    used = [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune", "mechanism", "realistic")
             for i, name in enumerate(config[stage]["models"])]
+    return used + [(f"corpora.{role}", config["corpora"][role]) for role in CORPUS_ROLES if config["corpora"][role]]
 
 
 def check_models(config: dict, check_availability: bool = True, search=(".",)) -> None:

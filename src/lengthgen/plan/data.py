@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..config import finetune_bins, scratch_bins
 from ..tasks import get_task
+from . import corpora
 from .grid import tasks
 from .paths import data_path
 
@@ -29,7 +30,7 @@ def data_files(config: dict) -> list[str]:
                 files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
             if config["finetune"]["models"]:
                 files += [data_path("finetune", name, b, seed) for b in finetune_bins(config["finetune"])[task.family]]
-    return list(dict.fromkeys(files))
+    return list(dict.fromkeys(files + corpora.data_files(config)))
 
 
 def tables_params(config: dict) -> dict:

@@ -55,7 +55,6 @@ def registry_model(config: dict, name: str) -> str | None:
 def params(config: dict, name: str) -> dict:
     """The analysis settings and how to spell prompts for this model: the authors' few-shot letters
     for a pretrained model, one segment in its own training spelling for a trained one."""
-    section = config["mechanism"]
     kind, *rest = subject(config, name)
     spelling = {"kind": kind}
     if kind == "registry":
@@ -65,7 +64,12 @@ def params(config: dict, name: str) -> dict:
     else:
         spelling.update(alphabet=config["data"]["finetune"]["unique_copy"]["alphabet_size"],
                         format=config["finetune"]["format"])
-    settings = {k: v for k, v in section.items() if k not in ("models", "trained")}
+    return analysis_params(config, name, spelling)
+
+
+def analysis_params(config: dict, name: str, spelling: dict) -> dict:
+    """One subject's job parameters: the stage's analysis settings, the seeds, its spelling."""
+    settings = {k: v for k, v in config["mechanism"].items() if k not in ("models", "trained")}
     return {"subject": name, "spelling": spelling, "seeds": config["seeds"], **settings}
 
 

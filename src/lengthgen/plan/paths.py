@@ -15,6 +15,10 @@ ICL = f"{RESULTS}/icl/{{model}}/{{family}}.parquet"
 FINETUNE = f"{RESULTS}/finetune/{{model}}/{{task}}/seed{{seed}}"
 MECHANISM = f"{RESULTS}/mechanism/{{subject}}"
 REALISTIC = f"{RESULTS}/realistic/{{model}}/{{realistic}}.parquet"
+CORPORA = f"{RESULTS}/corpora"
+CORPUS_MECHANISM = f"{CORPORA}/mechanism/{{model}}"
+CORPUS_ICL = f"{CORPORA}/icl/{{model}}/{{family}}.parquet"
+CORPUS_FINETUNE = f"{CORPORA}/finetune/{{model}}/{{task}}/seed{{seed}}"
 
 
 def data_path(encoding: str, task: str, length_bin, seed) -> str:

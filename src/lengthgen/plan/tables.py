@@ -4,7 +4,7 @@ what the findings read."""
 from __future__ import annotations
 
 from ..results.findings import findings_sources
-from . import finetune, icl, mechanism, realistic, scratch
+from . import corpora, finetune, icl, mechanism, realistic, scratch
 from .paths import table_path
 
 # The report's categories, in the order the report lists them (it sorts them by name): the findings
@@ -18,6 +18,7 @@ CATEGORIES = {
     "comparison": "5 Comparison",
     "mechanism": "6 Mechanism",
     "realistic": "7 Realistic tasks",
+    "corpora": "8 Beyond the paper: pretraining corpora",
 }
 
 
@@ -38,6 +39,7 @@ _STAGES = (
     ("mechanism", mechanism.enabled, {"heads": "heads_table", "patching": "patching_table",
                                       "mechanism_pairs": "mechanism_pairs"}),
     ("realistic", realistic.enabled, {"realistic": "realistic_table", "realistic_pairs": "realistic_pairs"}),
+    ("corpora", corpora.enabled, {"corpus_statistics": "corpus_statistics", "corpus_pairs": "corpus_pairs"}),
 )
 # Every table: the rule that writes it, its report category, and whether a config makes it.
 TABLES = {name: (rule, CATEGORIES[stage], made) for stage, made, tables in _STAGES for name, rule in tables.items()}

@@ -1,0 +1,98 @@
+"""The corpora experiment (beyond the paper): models pretrained alike on corpus variants, measured
+by the mechanism stage, the in-context copy measures and a short fine-tuning, each in its own
+files so that the paper's stages and findings keep their own models."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from ..config import CORPUS_ROLES, finetune_bins
+from ..tasks import get_task
+from . import finetune, icl, mechanism
+from .grid import known, tasks
+from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, RESULTS, data_path
+
+FAMILY = "copying"  # the in-context measures compared: forward against backward copy
+HISTORY = f"{RESULTS}/figures/corpora_history.png"
+
+
+def roles(config: dict) -> dict[str, str]:
+    """corpus -> registry model, for the corpora the config names."""
+    return {role: config["corpora"][role] for role in CORPUS_ROLES if config["corpora"][role]}
+
+
+def enabled(config: dict) -> bool:
+    return bool(roles(config))
+
+
+def model(config: dict, name: str) -> str:
+    """A {model} wildcard of this experiment's rules, checked."""
+    return known("corpora model", name, {m: m for m in roles(config).values()})
+
+
+def mechanism_params(config: dict, name: str) -> dict:
+    """The mechanism stage's analysis of a registry model, under its registry name."""
+    return mechanism.analysis_params(config, model(config, name), {"kind": "registry", "model": config["models"][name]})
+
+
+def icl_params(config: dict, name: str) -> dict:
+    return icl.predict_params(config, model(config, name), FAMILY)
+
+
+def icl_data(config: dict, name: str) -> list[str]:
+    return icl.data_inputs(config, FAMILY, model(config, name))
+
+
+def finetune_tasks(config: dict) -> list[str]:
+    section = config["corpora"]["finetune"]
+    return [t for t in section["tasks"] if t in tasks(config)] if section["max_steps"] else []
+
+
+def finetune_params(config: dict, name: str, task: str) -> dict:
+    """The fine-tuning stage's job parameters for this model and task, with the short run's steps."""
+    params = finetune.train_params(config, model(config, name), task)
+    return {**params, "training": {**params["training"], "max_steps": config["corpora"]["finetune"]["max_steps"]}}
+
+
+def finetune_evals(config: dict) -> list[str]:
+    return [f"{CORPUS_FINETUNE.format(model=m, task=t, seed=s)}/eval.parquet"
+            for m, t, s in product(roles(config).values(), finetune_tasks(config), config["seeds"])]
+
+
+def finetune_data(config: dict) -> list[str]:
+    """The test files of the short fine-tuning (the fine-tuning stage's bins)."""
+    bins = finetune_bins(config["finetune"])
+    return [data_path("finetune", t, b, s) for t in finetune_tasks(config) for s in config["seeds"]
+            for b in bins[get_task(t).family]]
+
+
+def data_files(config: dict) -> list[str]:
+    """Every data file the experiment reads (the data stage makes them)."""
+    if not enabled(config):
+        return []
+    icl_files = [f for m in roles(config).values() for f in icl_data(config, m)] if icl.families(config) else []
+    return list(dict.fromkeys(icl_files + finetune_data(config)))
+
+
+def heads(config: dict) -> list[str]:
+    return [f"{CORPUS_MECHANISM.format(model=m)}/heads.parquet" for m in roles(config).values()]
+
+
+def icl_predictions(config: dict) -> list[str]:
+    if FAMILY not in icl.families(config):
+        return []
+    return [CORPUS_ICL.format(model=m, family=FAMILY) for m in roles(config).values()]
+
+
+def pairs_params(config: dict) -> dict:
+    """What the corpus pairs read of the config: which model is which corpus, the seeds, the tasks."""
+    return {"roles": roles(config), "seeds": config["seeds"], "tasks": config["tasks"],
+            "finetune": config["corpora"]["finetune"]}
+
+
+def statistics_params(config: dict) -> dict:
+    """The corpora's repeat statistics: the corpora as the pretrain stage builds them."""
+    pretrain = config["pretrain"]
+    return {"corpora": list(roles(config)), "corpus_chars": pretrain["corpus_chars"], "seed": pretrain["seed"],
+            "insertion": pretrain["insertion"], **config["corpora"]["statistics"]}
+

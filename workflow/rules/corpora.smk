@@ -1,0 +1,125 @@
+# Beyond the paper: does the induction preference follow the pretraining data? The same small model
+# pretrained on each corpus variant (pretrain.corpora; the repository ships them), measured by the
+# mechanism stage's analysis, the in-context copy measures and a short fine-tuning, in files of
+# their own (results/corpora/) so that the paper's stages and findings keep their own models; then
+# the corpora's repeat statistics, the paired comparisons finding 7 reads, and the pretraining curves.
+
+
+rule corpus_mechanism:
+    input:
+        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+    output:
+        heads=f"{CORPUS_MECHANISM}/heads.parquet",
+        patching=f"{CORPUS_MECHANISM}/patching.parquet",
+    params:
+        section=lambda w: corpora_plan.mechanism_params(config, w.model),
+    resources:
+        **model_job_resources("mechanism", lambda w: w.model),
+    log:
+        log_path("corpus_mechanism", "{model}"),
+    conda:
+        ENV
+    script:
+        "../scripts/mechanism.py"
+
+
+rule corpus_icl:
+    input:
+        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+        data=lambda w: corpora_plan.icl_data(config, w.model),
+    output:
+        CORPUS_ICL,
+    params:
+        section=lambda w: corpora_plan.icl_params(config, w.model),
+        cache_dir=config["icl"]["cache"],
+    resources:
+        **model_job_resources("icl_predict", lambda w: w.model),
+    log:
+        log_path("corpus_icl", "{model}/{family}"),
+    conda:
+        ENV
+    script:
+        "../scripts/icl_predict.py"
+
+
+rule corpus_finetune_train:
+    input:
+        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+    output:
+        model=directory(f"{CORPUS_FINETUNE}/model"),
+        history=f"{CORPUS_FINETUNE}/training.parquet",
+    params:
+        section=lambda w: corpora_plan.finetune_params(config, w.model, w.task),
+        checkpoint_dir=f"{RESULTS}/checkpoints/corpora/{{model}}/{{task}}/seed{{seed}}",
+    resources:
+        **model_job_resources("finetune_train", lambda w: w.model),
+    log:
+        log_path("corpus_finetune_train", "{model}/{task}/seed{seed}"),
+    conda:
+        ENV
+    script:
+        "../scripts/finetune_train.py"
+
+
+rule corpus_finetune_eval:
+    input:
+        model=f"{CORPUS_FINETUNE}/model",
+        data=lambda w: finetune_plan.eval_data(config, w.task, w.seed),
+    output:
+        f"{CORPUS_FINETUNE}/eval.parquet",
+    params:
+        section=lambda w: finetune_plan.eval_params(config, w.task),
+    resources:
+        **model_job_resources("finetune_eval", lambda w: w.model),
+    log:
+        log_path("corpus_finetune_eval", "{model}/{task}/seed{seed}"),
+    conda:
+        ENV
+    script:
+        "../scripts/finetune_eval.py"
+
+
+rule corpus_statistics:
+    output:
+        **table_outputs("corpus_statistics"),
+    params:
+        section=corpora_plan.statistics_params(config),
+    log:
+        log_path("corpus_statistics"),
+    run:
+        run_writer("lengthgen.pretrain.statistics:write_corpus_statistics", log, output, params.section,
+                   Provenance(params.section))
+
+
+rule corpus_pairs:
+    input:
+        heads=corpora_plan.heads(config),
+        icl=corpora_plan.icl_predictions(config),
+        finetune=corpora_plan.finetune_evals(config),
+    output:
+        **table_outputs("corpus_pairs"),
+    params:
+        section=corpora_plan.pairs_params(config),
+    log:
+        log_path("corpus_pairs"),
+    run:
+        run_writer("lengthgen.corpora.pairs:write_corpus_pairs", log, output, input.heads, input.icl, input.finetune,
+                   params.section["roles"], Provenance(params.section))
+
+
+rule figure_corpora:
+    input:
+        # the pretraining summary shipped beside each model (its provenance holds the history)
+        [f"{MODEL_ENTRIES[name].path}.summary.parquet" for name in corpora_plan.roles(config).values()],
+    output:
+        history=report(f"{FIGURES}/corpora_history.png", caption=caption("corpora_history"),
+                       category=CATEGORIES["corpora"]),
+        history_pdf=f"{FIGURES}/corpora_history.pdf",
+    params:
+        corpora=list(corpora_plan.roles(config)),
+    log:
+        log_path("figure_corpora"),
+    conda:
+        ENV
+    script:
+        "../scripts/figures.py"
