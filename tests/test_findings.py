@@ -23,6 +23,7 @@ from lengthgen.results.findings import (
     _frame,
     _nothing_to_compare,
     ambiguity_finding,
+    corpus_finding,
     findings_sources,
     findings_table,
     fine_tuning_finding,
@@ -344,7 +345,7 @@ def test_families_are_per_system_and_measure_and_a_permutation_floor_prints_as_a
 
 # -- every finding -------------------------------------------------------------------------------
 @pytest.mark.parametrize("finding", [from_scratch_finding, in_context_finding, fine_tuning_finding,
-                                     ambiguity_finding, git_finding, mechanism_finding])
+                                     ambiguity_finding, git_finding, mechanism_finding, corpus_finding])
 def test_a_stage_that_compared_nothing_is_not_run(finding):
     """A stage whose tasks hold no pair writes a pairs table without rows (from the in-context,
     realistic and mechanism stages, without columns either)."""
@@ -358,13 +359,13 @@ def test_a_stage_that_compared_nothing_is_not_run(finding):
 def test_the_table_has_every_finding_in_order_and_its_markdown_opens_with_the_verdicts():
     frame = findings_table({"scratch_pairs": bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
                                                          mirror("UR", "UL", 0.99, 0.96, -0.01, 0.08)])})
-    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6]
+    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7]
     assert set(frame.filter(pl.col("finding") > 1)["verdict"]) == {NOT_RUN}
     assert set(frame["verdict"]) <= {SHOWN, CONTRADICTED, NOISE, NOT_RUN}
     markdown = findings_markdown(frame, {"config_hash": "abc", "code_version": "0.1.0"})
     assert markdown.startswith("# Did the paper's findings reproduce here?")
     glance, details = markdown.split("## The comparisons")
-    assert glance.count("| **shown** |") == 2 and glance.count("| **not run** |") == 8
+    assert glance.count("| **shown** |") == 2 and glance.count("| **not run** |") == 12
     assert "UR: 0.99 [0.94, 1.04]" in details and "McNemar exact, p = 0.001, 100 pairs" in details
     assert "0.99 vs 0.47 (App. B, APE, 101-150)" in details and "config hash abc" in markdown
 
@@ -421,7 +422,8 @@ def test_every_record_reads_a_table_the_workflow_makes_and_the_workflow_reads_th
     for finding in FINDINGS.values():
         assert finding.source in made, f"finding {finding.number} reads {finding.source}, which no rule makes"
         assert f"\nrule {made[finding.source]}:\n" in rules
-    assert findings_sources() == ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs")
+    assert findings_sources() == ("scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs", "mechanism_pairs",
+                                  "corpus_pairs")
     # the findings rule's inputs come from the records, never from a list of its own
     import yaml
 
@@ -449,28 +451,28 @@ NEW_CLAIM = "expressible tasks above the inexpressible ones of their family on e
 
 
 def new_finding(pairs, model_paths=None):
-    """A seventh finding, written as the six are: its rows from its source table."""
-    if (nothing := _nothing_to_compare(7, pairs)) is not None:
+    """An eighth finding, written as the seven are: its rows from its source table."""
+    if (nothing := _nothing_to_compare(8, pairs)) is not None:
         return nothing
-    rows = [_comparison(7, NEW_CLAIM, ABOVE, pair, system=pair["system"], measure="teacher-forced exact match",
+    rows = [_comparison(8, NEW_CLAIM, ABOVE, pair, system=pair["system"], measure="teacher-forced exact match",
                         length=pair["bin"])
             for pair in pairs.filter(pl.col("comparison") == "expressible above inexpressible").iter_rows(named=True)]
-    return _frame(7, rows, "the config's tasks hold no such pair")
+    return _frame(8, rows, "the config's tasks hold no such pair")
 
 
 def test_a_new_finding_is_one_record_plus_its_function(monkeypatch):
-    monkeypatch.setitem(FINDINGS, 7, Finding(7, "9.9", "a new finding", "new_pairs", (NEW_CLAIM,), new_finding,
+    monkeypatch.setitem(FINDINGS, 8, Finding(8, "9.9", "a new finding", "new_pairs", (NEW_CLAIM,), new_finding,
                                              by_length=True))
     assert findings_sources()[-1] == "new_pairs"  # the findings rule reads it where it is made
     table = bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
                         above("UR", "NRLast", 0.60, 0.80, SIGNIFICANT, bin_="1-15")])
     frame = findings_table({"new_pairs": table})
-    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7]
-    new = frame.filter(pl.col("finding") == 7)
+    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7, 8]
+    new = frame.filter(pl.col("finding") == 8)
     assert new.select("length", "verdict", "claim_verdict").rows() == [("31-45", SHOWN, SHOWN),
                                                                        ("1-15", CONTRADICTED, CONTRADICTED)]
     assert set(new["section"]) == {"9.9"} and set(new["source"]) == {"new_pairs"}
-    assert set(new["family"]) == {"7.1 ape, teacher-forced exact match, 31-45", "7.1 ape, teacher-forced exact match, 1-15"}
+    assert set(new["family"]) == {"8.1 ape, teacher-forced exact match, 31-45", "8.1 ape, teacher-forced exact match, 1-15"}
     glance = findings_markdown(frame).split("## The comparisons")[0]
-    assert "| 7. a new finding (9.9) | " + NEW_CLAIM + " | ape | teacher-forced exact match | 31-45 | **shown** |" in glance
-    assert set(findings_table({})["finding"].to_list()) == set(range(1, 8))  # its stage off: not run
+    assert "| 8. a new finding (9.9) | " + NEW_CLAIM + " | ape | teacher-forced exact match | 31-45 | **shown** |" in glance
+    assert set(findings_table({})["finding"].to_list()) == set(range(1, 9))  # its stage off: not run

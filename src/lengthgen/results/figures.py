@@ -232,3 +232,23 @@ def realistic_bars(table: pl.DataFrame):
         axes[row][1].set_title(f"{model}: git (blue revert = forward, red cherry-pick = backward)", fontsize=8)
     figure.tight_layout()
     return figure
+
+
+def pretraining_history(histories: dict[str, dict]):
+    """Per corpus (a panel): its best induction head's score (forward copy prompts, blue) and best
+    anti-induction head's (backward ones, red) at every evaluation of pretraining: when, and on
+    which corpus, each circuit forms. histories: corpus -> the `history` of its pretrain summary's
+    provenance (steps, and metrics with best_induction and best_anti_induction per step)."""
+    figure, axes = plt.subplots(1, len(histories), figsize=(3.6 * len(histories), 3.2), squeeze=False, sharey=True)
+    for ax, (corpus, history) in zip(axes[0], histories.items()):
+        for score, colour, label in (("best_induction", RIGHT, "best induction head (forward copies)"),
+                                     ("best_anti_induction", LEFT, "best anti-induction head (backward copies)")):
+            ax.plot(history["steps"], [metrics.get(score, float("nan")) for metrics in history["metrics"]], color=colour,
+                    marker="o", markersize=3, label=label)
+        ax.set_title(corpus, fontsize=9)
+        ax.set_xlabel("pretraining step")
+    axes[0][0].set_ylabel("mean attention")
+    axes[0][0].legend(fontsize=7)
+    figure.suptitle("Pretraining: the best induction and anti-induction heads as they form, per corpus")
+    figure.tight_layout()
+    return figure
