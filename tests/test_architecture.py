@@ -28,13 +28,14 @@ LAYERS = [
     ("training", ["lengthgen.engine"]),
     ("settings and evaluation", ["lengthgen.config", "lengthgen.lengthbins", "lengthgen.verify"]),
     ("experiments", ["lengthgen.scratch", "lengthgen.pretrain", "lengthgen.icl", "lengthgen.finetune",
-                     "lengthgen.mechanism", "lengthgen.realistic"]),
+                     "lengthgen.mechanism", "lengthgen.realistic", "lengthgen.corpora"]),
     ("reporting", ["lengthgen.results"]),
     ("planning", ["lengthgen.plan"]),
     ("command line", ["lengthgen.cli"]),
     ("entry point", ["lengthgen.__main__"]),
 ]
-EXCEPTIONS = {("lengthgen.pretrain", "lengthgen.mechanism")}  # pretraining runs the mechanism's induction probe
+EXCEPTIONS = {("lengthgen.pretrain", "lengthgen.mechanism"),  # pretraining runs the mechanism's induction probe
+              ("lengthgen.corpora", "lengthgen.icl")}  # the corpora compare forward and backward copy as icl does
 
 
 def module_name(path: Path) -> str:

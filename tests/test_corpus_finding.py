@@ -205,7 +205,8 @@ def test_a_stage_off_gives_the_rows_of_the_others(stages, tmp_path):
     # Without the balanced model only the reversed control is left.
     assert set(corpus_pairs([heads[0], heads[2]], None, None)["comparison"]) == {CONTROL}
     outputs = SimpleNamespace(parquet=tmp_path / "corpus_pairs.parquet", markdown=tmp_path / "corpus_pairs.md")
-    write_corpus_pairs(heads, icl, finetune, Provenance({"corpora": ["natural", "balanced"]}), outputs)
+    roles = {"natural": "corpus_natural", "balanced": "corpus_balanced", "reversed": "corpus_reversed"}
+    write_corpus_pairs(heads, icl, finetune, roles, Provenance({"corpora": ["natural", "balanced"]}), outputs)
     assert read_frame(outputs.parquet).height == corpus_pairs(*stages).height
     assert read_provenance(outputs.parquet)["config"] == {"corpora": ["natural", "balanced"]}
     assert outputs.markdown.read_text().startswith("# Corpora: natural, balanced and reversed pretraining")

@@ -123,7 +123,7 @@ def test_every_table_a_config_makes_and_what_the_findings_read(default):
 
     assert tables_made(default) == list(TABLES)  # the default runs every stage
     assert list(findings_inputs(default)) == ["scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs",
-                                              "mechanism_pairs"]
+                                              "mechanism_pairs", "corpus_pairs"]
     smoke = config_of("configs/smoke.yaml")
     assert "icl" not in tables_made(smoke) and "comparison" not in tables_made(smoke)
     assert findings_params(smoke)["tables"] == list(findings_inputs(smoke))

@@ -101,7 +101,10 @@ def corpus_pairs(heads_paths, icl_paths, finetune_paths, natural: str = "corpus_
                         schema=SCHEMA)
 
 
-def write_corpus_pairs(heads_paths, icl_paths, finetune_paths, provenance: Provenance, outputs) -> None:
-    write_table(corpus_pairs(heads_paths, icl_paths, finetune_paths), outputs, provenance.record(),
+def write_corpus_pairs(heads_paths, icl_paths, finetune_paths, roles: dict[str, str], provenance: Provenance,
+                       outputs) -> None:
+    """roles: corpus -> registry name of its model (`corpora` in the config)."""
+    names = {"natural": roles.get("natural"), "balanced": roles.get("balanced"), "reversed_": roles.get("reversed")}
+    write_table(corpus_pairs(heads_paths, icl_paths, finetune_paths, **names), outputs, provenance.record(),
                 title="Corpora: natural, balanced and reversed pretraining on the same prompts and examples "
                       "(95% intervals, paired tests)")
