@@ -1,0 +1,124 @@
+"""Does the pretraining text itself repeat forward more than backward?
+
+The induction preference could be learnt from the data: if language repeats an n-gram in the
+same order (induction direction) far more often than reversed (anti-induction direction), a
+model gains more from copying forward. These statistics measure that, per corpus variant
+(variants.py), so the `balanced` corpus can be checked to actually close the gap.
+
+For each n-gram position i, with g = text[i:i+n], a *forward* repeat is g again at some j with
+i+n <= j <= i+window-n (after it, not overlapping it, and ending within `window` characters of
+i); a *backward* repeat is g[::-1] in the same range. Palindromic n-grams (g == g[::-1]) are
+both at once, so they are left out of both counts and of `positions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import polars as pl
+
+COLUMNS = ("n", "window", "positions", "forward", "backward", "forward_to_backward")
+
+
+def _codes(text: str) -> tuple[np.ndarray, int]:
+    """The text as dense integer codes 0..A-1 (A: how many distinct characters it has)."""
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    alphabet, codes = np.unique(points, return_inverse=True)
+    return codes.astype(np.int64), len(alphabet)
+
+
+def _gram_keys(codes: np.ndarray, size: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The integer key of every n-gram and of its reversal (base-`size` digits)."""
+    if size ** n >= 2 ** 62:
+        raise ValueError(f"{size} distinct characters: {n}-grams do not fit in an int64 key")
+    m = len(codes) - n + 1
+    forward = np.zeros(m, dtype=np.int64)
+    backward = np.zeros(m, dtype=np.int64)
+    for k in range(n):
+        forward = forward * size + codes[k:k + m]
+        backward = backward * size + codes[n - 1 - k:n - 1 - k + m]
+    return forward, backward
+
+
+def _has_repeat(keys: np.ndarray, stride: int, query: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """Whether n-gram `query[i]` (an id, -1 for one that never occurs) occurs at a position in
+    [start[i], stop[i]]. `keys` is the sorted id*stride+position of every occurrence, so the first
+    occurrence at or after `start` is one binary search away."""
+    found = np.searchsorted(keys, np.where(query >= 0, query, 0) * stride + start, side="left")
+    hit = keys[np.minimum(found, len(keys) - 1)]
+    return (query >= 0) & (found < len(keys)) & (hit // stride == query) & (hit % stride <= stop)
+
+
+def _repeat_row(codes: np.ndarray, size: int, n: int, window: int) -> dict:
+    m = len(codes) - n + 1
+    row = {"n": n, "window": window, "positions": 0, "forward": None, "backward": None, "forward_to_backward": None}
+    if m <= 0:
+        return row
+    forward, backward = _gram_keys(codes, size, n)
+    # Dense ids so that id * (m + 1) + position stays far inside int64 for any text length.
+    grams, ids = np.unique(forward, return_inverse=True)
+    ids = ids.astype(np.int64)
+    found = np.searchsorted(grams, backward)
+    found_ok = found < len(grams)
+    reversed_ids = np.where(found_ok & (grams[np.minimum(found, len(grams) - 1)] == backward), found, -1)
+    counted = forward != backward  # palindromes are both forward and backward repeats: left out
+    del grams, found, found_ok, forward, backward
+    stride = m + 1
+    positions = np.arange(m, dtype=np.int64)
+    keys = np.sort(ids * stride + positions)
+    start, stop = positions + n, np.minimum(positions + window - n, m - 1)
+    forward_hits = _has_repeat(keys, stride, ids, start, stop)
+    backward_hits = _has_repeat(keys, stride, reversed_ids, start, stop)
+    total = int(counted.sum())
+    row["positions"] = total
+    if total:
+        row["forward"] = int((forward_hits & counted).sum()) / total
+        row["backward"] = int((backward_hits & counted).sum()) / total
+        row["forward_to_backward"] = row["forward"] / row["backward"] if row["backward"] else None
+    return row
+
+
+def repeat_statistics(text: str, ns: Iterable[int] = (2, 3, 4), window: int = 256) -> pl.DataFrame:
+    """Per n, the share of (non-palindromic) n-gram positions followed within `window` characters
+    by the same n-gram (`forward`) and by its reversal (`backward`), and forward / backward.
+
+    Palindromic n-grams are excluded from both shares and from `positions`: they would count as
+    both directions at once. A repeat must start after the n-gram ends (in "ababab" the 4-gram
+    "abab" at 0 overlaps its copy at 2, so it is no repeat) and end within `window` characters of
+    the n-gram's start; positions near the text's end see a window cut short by it. A share is null
+    with no positions, the ratio null where backward is 0. Vectorised (one sort and binary
+    searches), O(N log N) per n."""
+    codes, size = _codes(text)
+    return pl.DataFrame([_repeat_row(codes, size, n, window) for n in ns],
+                        schema={"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward": pl.Float64,
+                                "backward": pl.Float64, "forward_to_backward": pl.Float64})
+
+
+def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), window: int = 256) -> pl.DataFrame:
+    """`repeat_statistics` of each named corpus, stacked, the corpus name first."""
+    ns = tuple(ns)
+    return pl.concat([repeat_statistics(text, ns, window).select(pl.lit(name).alias("corpus"), pl.all())
+                      for name, text in texts.items()])
+
+
+def corpus_text(name: str, settings: dict) -> str:
+    """One corpus variant's text as the pretrain stage builds it from these settings."""
+    from .corpus import build_corpus
+    from .variants import Insertion
+
+    insertion = Insertion.from_config(settings["insertion"]) if name == "balanced" else None
+    return build_corpus(settings["corpus_chars"], corpus=name, seed=settings["seed"], insertion=insertion)
+
+
+def write_corpus_statistics(settings: dict, provenance, outputs) -> None:
+    """The repeat statistics table of every corpus in `settings["corpora"]`.
+
+    settings: corpora, corpus_chars (None: the whole corpus), seed, insertion, ns, window.
+    provenance: a records.provenance.Provenance; outputs: a rule's outputs (parquet, markdown)."""
+    from ..records.tables import write_table
+
+    texts = {name: corpus_text(name, settings) for name in settings["corpora"]}
+    table = corpus_statistics(texts, settings["ns"], settings["window"])
+    write_table(table, outputs, provenance.record(seed=settings["seed"]),
+                title=f"Corpus repeats: forward vs backward n-gram repeats within {settings['window']} characters")
