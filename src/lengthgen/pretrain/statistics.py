@@ -24,30 +24,40 @@ COLUMNS = ("n", "window", "positions", "forward", "backward", "forward_to_backwa
 def _codes(text: str) -> tuple[np.ndarray, int]:
     """The text as dense integer codes 0..A-1 (A: how many distinct characters it has)."""
     points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    alphabet, codes = np.unique(points, return_inverse=True)
-    return codes.astype(np.int64), len(alphabet)
+    if not len(points):
+        return points.astype(np.int64), 0
+    present = np.zeros(int(points.max()) + 1, dtype=bool)
+    present[points] = True
+    return (np.cumsum(present) - 1)[points], int(present.sum())
 
 
-def _gram_keys(codes: np.ndarray, size: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The integer key of every n-gram and of its reversal (base-`size` digits)."""
+def _gram_keys(codes: np.ndarray, size: int, n: int) -> np.ndarray:
+    """The integer key of every n-gram: its characters as base-`size` digits, first one highest."""
     if size ** n >= 2 ** 62:
         raise ValueError(f"{size} distinct characters: {n}-grams do not fit in an int64 key")
     m = len(codes) - n + 1
-    forward = np.zeros(m, dtype=np.int64)
-    backward = np.zeros(m, dtype=np.int64)
+    keys = np.zeros(m, dtype=np.int64)
     for k in range(n):
-        forward = forward * size + codes[k:k + m]
-        backward = backward * size + codes[n - 1 - k:n - 1 - k + m]
-    return forward, backward
+        keys = keys * size + codes[k:k + m]
+    return keys
 
 
-def _has_repeat(keys: np.ndarray, stride: int, query: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-    """Whether n-gram `query[i]` (an id, -1 for one that never occurs) occurs at a position in
-    [start[i], stop[i]]. `keys` is the sorted id*stride+position of every occurrence, so the first
-    occurrence at or after `start` is one binary search away."""
-    found = np.searchsorted(keys, np.where(query >= 0, query, 0) * stride + start, side="left")
+def _reversed_keys(keys: np.ndarray, size: int, n: int) -> np.ndarray:
+    """The key of each n-gram read backwards (its digits in reverse order)."""
+    rest, backwards = keys.copy(), np.zeros_like(keys)
+    for _ in range(n):
+        backwards = backwards * size + rest % size
+        rest //= size
+    return backwards
+
+
+def _hits(keys: np.ndarray, stride: int, query: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """Whether the n-gram of each query (id * stride + first allowed position) occurs at a position
+    from there to `stop`. `keys` is the sorted id * stride + position of every occurrence, so the
+    first occurrence at or after the query is one binary search away (sorted queries: fast)."""
+    found = np.searchsorted(keys, query)
     hit = keys[np.minimum(found, len(keys) - 1)]
-    return (query >= 0) & (found < len(keys)) & (hit // stride == query) & (hit % stride <= stop)
+    return (found < len(keys)) & (hit // stride == query // stride) & (hit % stride <= stop)
 
 
 def _repeat_row(codes: np.ndarray, size: int, n: int, window: int) -> dict:
@@ -55,26 +65,35 @@ def _repeat_row(codes: np.ndarray, size: int, n: int, window: int) -> dict:
     row = {"n": n, "window": window, "positions": 0, "forward": None, "backward": None, "forward_to_backward": None}
     if m <= 0:
         return row
-    forward, backward = _gram_keys(codes, size, n)
-    # Dense ids so that id * (m + 1) + position stays far inside int64 for any text length.
-    grams, ids = np.unique(forward, return_inverse=True)
-    ids = ids.astype(np.int64)
-    found = np.searchsorted(grams, backward)
-    found_ok = found < len(grams)
-    reversed_ids = np.where(found_ok & (grams[np.minimum(found, len(grams) - 1)] == backward), found, -1)
-    counted = forward != backward  # palindromes are both forward and backward repeats: left out
-    del grams, found, found_ok, forward, backward
-    stride = m + 1
-    positions = np.arange(m, dtype=np.int64)
-    keys = np.sort(ids * stride + positions)
-    start, stop = positions + n, np.minimum(positions + window - n, m - 1)
-    forward_hits = _has_repeat(keys, stride, ids, start, stop)
-    backward_hits = _has_repeat(keys, stride, reversed_ids, start, stop)
+    position_keys = _gram_keys(codes, size, n)
+    # Every occurrence in (n-gram, position) order, the n-grams as dense ids, so that
+    # id * stride + position stays inside int64; stride > every position + n: no carry into the id.
+    positions = np.argsort(position_keys, kind="stable")
+    ordered = position_keys[positions]
+    del position_keys
+    first = np.empty(m, dtype=bool)
+    first[0], first[1:] = True, ordered[1:] != ordered[:-1]
+    ids = np.cumsum(first) - 1
+    grams = ordered[first]
+    del ordered, first
+    stride = len(codes) + 1
+    keys = ids * stride + positions  # sorted
+    reversal = _reversed_keys(grams, size, n)
+    slot = np.minimum(np.searchsorted(grams, reversal), len(grams) - 1)
+    reversed_id = np.where(grams[slot] == reversal, slot, -1)  # -1: the reversal never occurs
+    counted = (reversal != grams)[ids]  # palindromes are both forward and backward repeats: left out
+    del grams, reversal, slot
+    stop = positions + window - n
+    forward = int((_hits(keys, stride, keys + n, stop) & counted).sum())  # the queries keep the keys' order
+    target = reversed_id[ids]
+    wanted = counted & (target >= 0)
+    query = np.sort(target[wanted] * stride + positions[wanted] + n)
+    backward = int(_hits(keys, stride, query, query % stride - 2 * n + window).sum())
     total = int(counted.sum())
     row["positions"] = total
     if total:
-        row["forward"] = int((forward_hits & counted).sum()) / total
-        row["backward"] = int((backward_hits & counted).sum()) / total
+        row["forward"] = forward / total
+        row["backward"] = backward / total
         row["forward_to_backward"] = row["forward"] / row["backward"] if row["backward"] else None
     return row
 
