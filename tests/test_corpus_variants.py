@@ -156,7 +156,8 @@ def test_the_share_of_passages_copied_is_the_setting():
 
 
 def test_balanced_is_deterministic_per_seed_and_document():
-    text = "".join(random.Random(5).choice("abcdefgh ") for _ in range(5_000))
+    rng = random.Random(5)
+    text = "".join(rng.choice("abcdefgh ") for _ in range(5_000))
     once = transform_document(text, "balanced", 4, 0, DEFAULT_INSERTION)
     assert once == transform_document(text, "balanced", 4, 0, DEFAULT_INSERTION) != text
     assert once != transform_document(text, "balanced", 4, 1, DEFAULT_INSERTION)
