@@ -9,16 +9,26 @@ For each n-gram position i, with g = text[i:i+n], a *forward* repeat is g again 
 i+n <= j <= i+window-n (after it, not overlapping it, and ending within `window` characters of
 i); a *backward* repeat is g[::-1] in the same range. Palindromic n-grams (g == g[::-1]) are
 both at once, so they are left out of both counts and of `positions`.
+
+A position counts once however many repeats follow it: the share is of positions, not of pairs.
+That is why the `reversed` corpus has nearly, not exactly, natural's shares: reversal keeps
+every pair (same direction, same distance) but turns its earlier end, the one counted, into the
+later one, and it changes the n-grams across document boundaries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-COLUMNS = ("n", "window", "positions", "forward", "backward", "forward_to_backward")
+if TYPE_CHECKING:
+    from ..records.provenance import Provenance
+
+SCHEMA = {"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward": pl.Float64, "backward": pl.Float64,
+          "forward_to_backward": pl.Float64}
 
 
 def _codes(text: str) -> tuple[np.ndarray, int]:
@@ -62,7 +72,7 @@ def _hits(keys: np.ndarray, stride: int, query: np.ndarray, stop: np.ndarray) ->
 
 def _repeat_row(codes: np.ndarray, size: int, n: int, window: int) -> dict:
     m = len(codes) - n + 1
-    row = {"n": n, "window": window, "positions": 0, "forward": None, "backward": None, "forward_to_backward": None}
+    row = dict.fromkeys(SCHEMA) | {"n": n, "window": window, "positions": 0}
     if m <= 0:
         return row
     position_keys = _gram_keys(codes, size, n)
@@ -109,9 +119,7 @@ def repeat_statistics(text: str, ns: Iterable[int] = (2, 3, 4), window: int = 25
     with no positions, the ratio null where backward is 0. Vectorised (one sort and binary
     searches), O(N log N) per n."""
     codes, size = _codes(text)
-    return pl.DataFrame([_repeat_row(codes, size, n, window) for n in ns],
-                        schema={"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward": pl.Float64,
-                                "backward": pl.Float64, "forward_to_backward": pl.Float64})
+    return pl.DataFrame([_repeat_row(codes, size, n, window) for n in ns], schema=SCHEMA)
 
 
 def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), window: int = 256) -> pl.DataFrame:
@@ -130,11 +138,11 @@ def corpus_text(name: str, settings: dict) -> str:
     return build_corpus(settings["corpus_chars"], corpus=name, seed=settings["seed"], insertion=insertion)
 
 
-def write_corpus_statistics(settings: dict, provenance, outputs) -> None:
+def write_corpus_statistics(settings: dict, provenance: Provenance, outputs) -> None:
     """The repeat statistics table of every corpus in `settings["corpora"]`.
 
     settings: corpora, corpus_chars (None: the whole corpus), seed, insertion, ns, window.
-    provenance: a records.provenance.Provenance; outputs: a rule's outputs (parquet, markdown)."""
+    provenance: the rule's config slice, recorded only; outputs: a rule's outputs (parquet, markdown)."""
     from ..records.tables import write_table
 
     texts = {name: corpus_text(name, settings) for name in settings["corpora"]}
