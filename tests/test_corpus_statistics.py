@@ -105,11 +105,12 @@ def test_write_corpus_statistics_builds_each_corpus_and_records_the_settings(tmp
     from lengthgen.records.files import read_frame
     from lengthgen.records.provenance import Provenance
     from lengthgen.records.tables import read_provenance
+    from lengthgen.settings import CorpusStatisticsSettings
 
     settings = {"corpora": ["natural", "balanced"], "corpus_chars": 5_000, "seed": 0, "ns": [2, 3], "window": 64,
                 "insertion": {"share": 0.25, "passage_chars": [8, 32], "gap_passages": [0, 8]}}
     outputs = SimpleNamespace(parquet=tmp_path / "stats.parquet", markdown=tmp_path / "stats.md")
-    write_corpus_statistics(settings, Provenance(settings), outputs)
+    write_corpus_statistics(CorpusStatisticsSettings.from_config(settings), Provenance(settings), outputs)
     table = read_frame(outputs.parquet)
     assert table["corpus"].to_list() == ["natural", "natural", "balanced", "balanced"]
     natural, balanced = (table.filter(pl.col("corpus") == name) for name in ("natural", "balanced"))

@@ -10,10 +10,11 @@ import yaml
 
 from conftest import REPO
 from lengthgen.config import ConfigError, pretrain_section, validate_config
-from lengthgen.plan import data, finetune, icl, mechanism, realistic, scratch
+from lengthgen.plan import corpora, data, finetune, icl, mechanism, realistic, scratch
 from lengthgen.realistic import TASKS as REALISTIC_TASKS
 from lengthgen.records.provenance import canonical_json
 from lengthgen.settings import (
+    CorpusStatisticsSettings,
     DataFileSettings,
     FinetuneEvalSettings,
     FinetuneTaskSettings,
@@ -50,6 +51,7 @@ def planned_slices(config):
         yield RealisticPredictSettings, realistic.params(config, model, task)
     for name in mechanism.subjects(config):
         yield MechanismSettings, mechanism.params(config, name)
+    yield CorpusStatisticsSettings, corpora.statistics_params(config)
     for corpus in ("natural", "reversed", "balanced"):
         yield PretrainSettings, pretrain_section(config, "gpt2", corpus)
 
@@ -63,7 +65,7 @@ def test_every_planned_slice_becomes_typed_settings_and_back():
             kinds.add(cls)
     assert kinds == {DataFileSettings, ScratchRunSettings, ScratchEvalSettings, FinetuneTaskSettings,
                      FinetuneEvalSettings, MechanismSettings, PretrainSettings, IclPredictSettings,
-                     RealisticPredictSettings}
+                     RealisticPredictSettings, CorpusStatisticsSettings}
 
 
 def test_settings_are_frozen_and_nested_settings_typed():

@@ -154,6 +154,18 @@ class PretrainSettings(Settings):
 
 
 @dataclass(frozen=True)
+class CorpusStatisticsSettings(Settings):
+    """The corpora's repeat statistics: which corpora, built as the pretrain stage builds them."""
+
+    corpora: list[str]
+    corpus_chars: int | None
+    seed: int
+    insertion: InsertionSettings
+    ns: list[int]
+    window: int
+
+
+@dataclass(frozen=True)
 class SpellingSettings(Settings):
     """How a mechanism subject's prompts are spelled: a registry model's tokenizer, or a trained
     model's layout (from scratch, or fine-tuned in a format over an alphabet)."""
@@ -224,6 +236,7 @@ class RealisticPredictSettings(Settings):
 
 
 __all__ = [
+    "CorpusStatisticsSettings",
     "ChatSettings",
     "ConfigError",
     "DataFileSettings",

@@ -26,6 +26,7 @@ from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS
                                   data_path, log_path)
 from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import run_writer
+from lengthgen.settings import CorpusStatisticsSettings
 from lengthgen.tasks import FAMILIES, TASK_NAMES
 
 # Relative model paths are looked up in the working directory, then in the repository (where the

@@ -87,8 +87,8 @@ rule corpus_statistics:
     log:
         log_path("corpus_statistics"),
     run:
-        run_writer("lengthgen.pretrain.statistics:write_corpus_statistics", log, output, params.section,
-                   Provenance(params.section))
+        run_writer("lengthgen.pretrain.statistics:write_corpus_statistics", log, output,
+                   CorpusStatisticsSettings.from_config(params.section), Provenance(params.section))
 
 
 rule corpus_pairs:

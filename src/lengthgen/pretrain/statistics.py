@@ -26,6 +26,7 @@ import polars as pl
 
 if TYPE_CHECKING:
     from ..records.provenance import Provenance
+from ..settings import CorpusStatisticsSettings
 
 SCHEMA = {"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward": pl.Float64, "backward": pl.Float64,
           "forward_to_backward": pl.Float64}
@@ -129,23 +130,21 @@ def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), wind
                       for name, text in texts.items()])
 
 
-def corpus_text(name: str, settings: dict) -> str:
+def corpus_text(name: str, settings: CorpusStatisticsSettings) -> str:
     """One corpus variant's text as the pretrain stage builds it from these settings."""
     from .corpus import build_corpus
     from .variants import Insertion
 
-    insertion = Insertion.from_config(settings["insertion"]) if name == "balanced" else None
-    return build_corpus(settings["corpus_chars"], corpus=name, seed=settings["seed"], insertion=insertion)
+    insertion = Insertion.of(settings.insertion) if name == "balanced" else None
+    return build_corpus(settings.corpus_chars, corpus=name, seed=settings.seed, insertion=insertion)
 
 
-def write_corpus_statistics(settings: dict, provenance: Provenance, outputs) -> None:
-    """The repeat statistics table of every corpus in `settings["corpora"]`.
-
-    settings: corpora, corpus_chars (None: the whole corpus), seed, insertion, ns, window.
-    provenance: the rule's config slice, recorded only; outputs: a rule's outputs (parquet, markdown)."""
+def write_corpus_statistics(settings: CorpusStatisticsSettings, provenance: Provenance, outputs) -> None:
+    """The repeat statistics table of every corpus in `settings.corpora`; provenance: the rule's
+    config slice, recorded only; outputs: a rule's outputs (parquet, markdown)."""
     from ..records.tables import write_table
 
-    texts = {name: corpus_text(name, settings) for name in settings["corpora"]}
-    table = corpus_statistics(texts, settings["ns"], settings["window"])
-    write_table(table, outputs, provenance.record(seed=settings["seed"]),
-                title=f"Corpus repeats: forward vs backward n-gram repeats within {settings['window']} characters")
+    texts = {name: corpus_text(name, settings) for name in settings.corpora}
+    table = corpus_statistics(texts, settings.ns, settings.window)
+    write_table(table, outputs, provenance.record(seed=settings.seed),
+                title=f"Corpus repeats: forward vs backward n-gram repeats within {settings.window} characters")
