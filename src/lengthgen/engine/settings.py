@@ -8,6 +8,7 @@ silently dropped on its way from the config to the engine.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 import torch
@@ -40,10 +41,10 @@ class TrainSettings:
         return math.ceil(self.warmup_ratio * self.max_steps) if self.warmup_ratio is not None else self.warmup_steps
 
     @classmethod
-    def from_config(cls, section: dict, **stage) -> TrainSettings:
+    def from_config(cls, block: Mapping, **stage) -> TrainSettings:
         """Settings from a validated config block plus the stage's own choices (`keep`, a resolved
         `schedule`); an unknown or missing key is an error."""
-        given = {**section, **stage}
+        given = {**block, **stage}
         names = {f.name for f in fields(cls)}
         unknown, missing = sorted(set(given) - names), sorted(names - set(given))
         if unknown or missing:
