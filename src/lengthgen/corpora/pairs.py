@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ..lengthbins.table import COMPARISON_SCHEMA
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
@@ -33,11 +34,7 @@ BACKWARD_TASKS, FORWARD_MIRRORS = ("UB", "UL"), ("UF", "UR")  # fine-tuned, comp
 
 SCHEMA = {
     "comparison": pl.String, "model": pl.String, "first": pl.String, "second": pl.String, "measure": pl.String,
-    "task": pl.String, "bin": pl.String, "beyond_training": pl.Boolean, "test": pl.String, "pairs": pl.Int64,
-    "first_value": pl.Float64, "first_low": pl.Float64, "first_high": pl.Float64, "second_value": pl.Float64,
-    "second_low": pl.Float64, "second_high": pl.Float64, "difference": pl.Float64, "p": pl.Float64,
-    "significant": pl.Boolean, "verdict": pl.String, "first_examples": pl.Int64, "second_examples": pl.Int64,
-    "difference_low": pl.Float64, "difference_high": pl.Float64,
+    "task": pl.String, "bin": pl.String, "beyond_training": pl.Boolean, **COMPARISON_SCHEMA,
 }
 
 

@@ -160,13 +160,17 @@ INPUT_COLUMNS = ["task", "seed", "bin", "example", "context", "query"]
 MEASURES = (("teacher_forced", "teacher-forced exact match"), ("greedy", "greedy exact match"))
 
 
+# The columns of one comparison of two accuracies (what the pairs tables hold after their keys).
+COMPARISON_SCHEMA = {
+    "test": pl.String, "pairs": pl.Int64, "first_value": pl.Float64, "first_low": pl.Float64,
+    "first_high": pl.Float64, "second_value": pl.Float64, "second_low": pl.Float64, "second_high": pl.Float64,
+    "difference": pl.Float64, "p": pl.Float64, "significant": pl.Boolean, "verdict": pl.String,
+    "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
+    "difference_high": pl.Float64,
+}
 PAIRS_SCHEMA = {
     "system": pl.String, "family": pl.String, "bin": pl.String, "comparison": pl.String, "first": pl.String,
-    "second": pl.String, "measure": pl.String, "test": pl.String, "pairs": pl.Int64, "first_value": pl.Float64,
-    "first_low": pl.Float64, "first_high": pl.Float64, "second_value": pl.Float64, "second_low": pl.Float64,
-    "second_high": pl.Float64, "difference": pl.Float64, "p": pl.Float64, "significant": pl.Boolean,
-    "verdict": pl.String, "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
-    "difference_high": pl.Float64, "beyond_training": pl.Boolean,
+    "second": pl.String, "measure": pl.String, **COMPARISON_SCHEMA, "beyond_training": pl.Boolean,
 }
 
 
