@@ -182,6 +182,6 @@ def report_outputs():
                           ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison),
                           ("heads", rules.figure_mechanism), ("realistic", rules.figure_realistic),
                           ("corpus_pairs", rules.figure_corpora)):
-        if table in made:
+        if table in made and (figure is not rules.figure_corpora or CORPUS_SUMMARIES):
             outputs += list(figure.output)
     return outputs

@@ -5,6 +5,13 @@
 # the corpora's repeat statistics, the paired comparisons finding 7 reads, and the pretraining curves.
 
 
+# The pretraining summary shipped beside a model (its provenance holds the training history), for
+# the models that have one: a model pretrained elsewhere has no curves to draw.
+CORPUS_SUMMARIES = {corpus: f"{MODEL_ENTRIES[name].path}.summary.parquet"
+                    for corpus, name in corpora_plan.roles(config).items()
+                    if Path(f"{MODEL_ENTRIES[name].path}.summary.parquet").is_file()}
+
+
 rule corpus_mechanism:
     input:
         unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
@@ -109,14 +116,13 @@ rule corpus_pairs:
 
 rule figure_corpora:
     input:
-        # the pretraining summary shipped beside each model (its provenance holds the history)
-        [f"{MODEL_ENTRIES[name].path}.summary.parquet" for name in corpora_plan.roles(config).values()],
+        list(CORPUS_SUMMARIES.values()),
     output:
         history=report(f"{FIGURES}/corpora_history.png", caption=caption("corpora_history"),
                        category=CATEGORIES["corpora"]),
         history_pdf=f"{FIGURES}/corpora_history.pdf",
     params:
-        corpora=list(corpora_plan.roles(config)),
+        corpora=list(CORPUS_SUMMARIES),
     log:
         log_path("figure_corpora"),
     conda:

@@ -1,0 +1,45 @@
+"""The corpora experiment through Snakemake, with three tiny local models as the corpora's models:
+its own mechanism, in-context and fine-tuning files, the repeat statistics and finding 7."""
+
+import polars as pl
+import pytest
+
+from snakemake_runner import smoke_config, snakemake
+from tiny_models import save_tiny_model
+
+pytestmark = pytest.mark.slow
+
+CORPORA = ("natural", "balanced", "reversed")
+
+
+def test_the_corpora_experiment_end_to_end(tmp_path):
+    config = smoke_config()
+    config["scratch"]["enabled"] = False
+    config["models"] = {f"tiny_{c}": {"path": str(save_tiny_model(tmp_path / c, initializer_range=0.02 * (i + 1)))}
+                        for i, c in enumerate(CORPORA)}
+    config["tasks"] = ["UF", "UB"]
+    config["icl"] = {"models": [], "lengths": {"retrieval": [8], "copying": [6]}, "batch_size": 4}
+    config["finetune"] = {"models": [], "train_lengths": {"retrieval": "5-8", "copying": "2-5"},
+                          "test_bins": {"retrieval": ["5-8", "9-10"], "copying": ["2-5", "6-7"]},
+                          "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 50, "eval_every": 2,
+                                       "checkpoint_every": 2, "eval_examples": 8}}
+    config["mechanism"] = {"models": [], "lengths": [3], "instances": 4, "shots": 2}
+    config["pretrain"] = {"corpus_chars": 20_000}
+    config["corpora"] = {**{c: f"tiny_{c}" for c in CORPORA}, "finetune": {"max_steps": 2, "tasks": ["UB"]},
+                         "statistics": {"ns": [2, 3], "window": 32}}
+    run = snakemake(tmp_path, config)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = tmp_path / "results"
+    # in files of their own: the paper's stages ran no model
+    assert not (results / "icl").exists() and not (results / "mechanism").exists()
+    assert {p.name for p in (results / "corpora" / "mechanism").iterdir()} == {f"tiny_{c}" for c in CORPORA}
+    history = pl.read_parquet(results / "corpora" / "finetune" / "tiny_balanced" / "UB" / "seed0" / "training.parquet")
+    assert history["step"].max() == 2  # the short fine-tuning's steps, not the stage's 50
+    statistics = pl.read_parquet(results / "tables" / "corpus_statistics.parquet")
+    assert statistics["corpus"].to_list() == ["natural", "natural", "balanced", "balanced", "reversed", "reversed"]
+    pairs = pl.read_parquet(results / "tables" / "corpus_pairs.parquet")
+    assert "tiny_balanced vs tiny_natural" in set(pairs["model"]) and "tiny_reversed" in set(pairs["model"])
+    findings = pl.read_parquet(results / "tables" / "findings.parquet").filter(pl.col("finding") == 7)
+    assert findings.height > 0 and "not run" not in set(findings["verdict"])
+    # no pretraining summary beside these models: no curves to draw, and no error
+    assert not (results / "figures" / "corpora_history.png").exists()
