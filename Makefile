@@ -51,7 +51,7 @@ embedded: setup
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
 
 # Remakes the corpora experiment's models (resources/corpora/): the pretrain stage on each corpus
-# variant, then a copy of each with its provenance (about 50 minutes each on one CPU core).
+# variant, then a copy of each with its provenance (58 minutes for the three side by side on 2 CPU cores).
 corpora: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml configs/corpora.yaml --cores $(CORES)
 	for corpus in natural reversed balanced; do \
