@@ -35,7 +35,8 @@ LAYERS = [
     ("entry point", ["lengthgen.__main__"]),
 ]
 EXCEPTIONS = {("lengthgen.pretrain", "lengthgen.mechanism"),  # pretraining runs the mechanism's induction probe
-              ("lengthgen.corpora", "lengthgen.icl")}  # the corpora compare forward and backward copy as icl does
+              ("lengthgen.corpora", "lengthgen.icl"),  # the corpora compare forward and backward copy as icl does
+              ("lengthgen.corpora", "lengthgen.mechanism")}  # and pick and compare best heads as mechanism does
 
 
 def module_name(path: Path) -> str:

@@ -9,9 +9,10 @@ import pytest
 from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus
 from lengthgen.pretrain.statistics import repeat_statistics
-from lengthgen.pretrain.variants import CORPORA, Insertion, insert_copies, split_passages, transform_document
+from lengthgen.pretrain.variants import CORPORA, insert_copies, split_passages, transform_document
+from lengthgen.settings import InsertionSettings
 
-DEFAULT_INSERTION = Insertion(0.25, (8, 32), (0, 8))
+DEFAULT_INSERTION = InsertionSettings(0.25, [8, 32], [0, 8])
 CHARS = 300_000
 
 
@@ -147,7 +148,7 @@ def test_insert_copies_only_adds_passages_or_their_reversals_after_their_source(
 def test_the_share_of_passages_copied_is_the_setting():
     text = distinct_text(20_000)
     for share in (0.1, 0.25, 0.5):
-        insertion = Insertion(share, (8, 32), (0, 8))
+        insertion = InsertionSettings(share, [8, 32], [0, 8])
         out, _, _ = insert_copies(text, random.Random(1), insertion)
         passages = split_passages(text, random.Random(1), insertion.passage_chars)
         eligible = sum(len(p) >= insertion.passage_chars[0] for p in passages)

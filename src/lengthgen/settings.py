@@ -131,9 +131,9 @@ class FinetuneEvalSettings(Settings):
 class InsertionSettings(Settings):
     """Where the balanced corpus puts its copies (`pretrain.variants`)."""
 
-    share: float
-    passage_chars: list[int]
-    gap_passages: list[int]
+    share: float  # the share of passages followed by a copy
+    passage_chars: list[int]  # [low, high]: the length of a passage, drawn uniformly
+    gap_passages: list[int]  # [low, high]: how many passages later the copy goes
 
 
 @dataclass(frozen=True)

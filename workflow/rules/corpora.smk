@@ -7,9 +7,8 @@
 
 # The pretraining summary shipped beside a model (its provenance holds the training history), for
 # the models that have one: a model pretrained elsewhere has no curves to draw.
-CORPUS_SUMMARIES = {corpus: f"{MODEL_ENTRIES[name].path}.summary.parquet"
-                    for corpus, name in corpora_plan.roles(config).items()
-                    if Path(f"{MODEL_ENTRIES[name].path}.summary.parquet").is_file()}
+CORPUS_SUMMARIES = {corpus: summary for corpus, name in corpora_plan.roles(config).items()
+                    if Path(summary := f"{MODEL_ENTRIES[name].path}.summary.parquet").is_file()}
 
 
 rule corpus_mechanism:

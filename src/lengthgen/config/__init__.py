@@ -2,6 +2,7 @@
 one stage's or one family's settings."""
 
 from .sections import (
+    corpus_models,
     finetune_bins,
     finetune_task_section,
     icl_variants,
@@ -12,7 +13,6 @@ from .sections import (
     scratch_lengths,
 )
 from .validate import (
-    CORPUS_ROLES,
     ConfigError,
     check_models,
     job_model_entry,
@@ -22,7 +22,7 @@ from .validate import (
     validate_config,
 )
 
-__all__ = ["CORPUS_ROLES", "ConfigError", "check_models", "finetune_bins", "finetune_task_section", "icl_variants",
+__all__ = ["ConfigError", "check_models", "corpus_models", "finetune_bins", "finetune_task_section", "icl_variants",
            "load_schema", "job_model_entry", "model_entry",
            "per_family", "pretrain_section", "scratch_bins", "scratch_family_settings", "scratch_lengths",
            "train_settings", "validate_config"]

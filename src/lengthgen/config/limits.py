@@ -17,7 +17,7 @@ from ..models.positions import ABSOLUTE_POSITION_TYPES
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import length_unit
 from ..tasks.pools import POOLS
-from .sections import CORPUS_ROLES, finetune_bins, per_family, scratch_lengths
+from .sections import corpus_models, finetune_bins, per_family, scratch_lengths
 
 LOREM_WORDS = 45 * 4  # a lorem paragraph has at least 45 sentences of 4 words, each at least one token
 
@@ -101,9 +101,9 @@ def position_problems(config: dict, directory_of) -> list[str]:
               "realistic": lambda chat: realistic_needs(config), "mechanism": lambda chat: mechanism_needs(config)}
     problems = []
     # the corpora experiment runs its models through the in-context, fine-tuning and mechanism prompts
-    corpus_models = [name for name in (config["corpora"][r] for r in CORPUS_ROLES) if name]
+    corpora = list(corpus_models(config).values())
     for stage, needs in stages.items():
-        for name in dict.fromkeys(config[stage]["models"] + (corpus_models if stage != "realistic" else [])):
+        for name in dict.fromkeys(config[stage]["models"] + (corpora if stage != "realistic" else [])):
             folder = directory_of(name)
             limit = position_table(folder) if folder is not None else None
             if limit is None:

@@ -8,6 +8,11 @@ from ..tasks import FAMILIES, LengthBin, get_task
 CORPUS_ROLES = ("natural", "balanced", "reversed")  # the corpora experiment's models, by corpus
 
 
+def corpus_models(config: dict) -> dict[str, str]:
+    """corpus -> registry model, for the corpora the config's `corpora` names."""
+    return {role: config["corpora"][role] for role in CORPUS_ROLES if config["corpora"][role]}
+
+
 def per_family(value, family: str):
     """A setting given once for all tasks, or as {retrieval: ..., copying: ...}."""
     return value[family] if isinstance(value, dict) else value

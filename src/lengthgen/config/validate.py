@@ -17,7 +17,7 @@ import yaml
 from ..settings import ConfigError
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import check_settings
-from .sections import CORPUS_ROLES, held_out, scratch_family_settings, scratch_lengths
+from .sections import corpus_models, held_out, scratch_family_settings, scratch_lengths
 
 
 def _with_defaults(validator_class):
@@ -285,7 +285,7 @@ def check_family_overrides(config: dict, schema: dict) -> None:
 
 def check_corpora(config: dict) -> None:
     """The corpora experiment compares different models: one named for two corpora is a mistake."""
-    named = [(role, config["corpora"][role]) for role in CORPUS_ROLES if config["corpora"][role]]
+    named = list(corpus_models(config).items())
     for i, (role, name) in enumerate(named):
         for other, same in named[:i]:
             if same == name:
@@ -297,7 +297,7 @@ def used_models(config: dict) -> list[tuple[str, str]]:
     """(config key, registry name) of every model a stage uses."""
     used = [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune", "mechanism", "realistic")
             for i, name in enumerate(config[stage]["models"])]
-    return used + [(f"corpora.{role}", config["corpora"][role]) for role in CORPUS_ROLES if config["corpora"][role]]
+    return used + [(f"corpora.{role}", name) for role, name in corpus_models(config).items()]
 
 
 def check_models(config: dict, check_availability: bool = True, search=(".",)) -> None:

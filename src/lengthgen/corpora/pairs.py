@@ -17,10 +17,10 @@ from __future__ import annotations
 import polars as pl
 
 from ..lengthbins.table import COMPARISON_SCHEMA
+from ..mechanism.tables import best_head, compare_prompts
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
-from ..stats import paired_comparison
 from . import finetuned, heads, incontext
 
 GAP = "balanced narrows the induction gap"
@@ -43,27 +43,20 @@ def _read(paths, columns=None) -> pl.DataFrame | None:
     return pl.concat([read_frame(p, columns=columns) for p in paths]) if paths else None
 
 
-def _compared(a: dict, b: dict, above: str, below: str, **row) -> dict:
-    """Two per-prompt measures on the prompts both have (paired permutation test)."""
-    keys = sorted(set(a) & set(b))
-    return {**row, **paired_comparison([a[k] for k in keys], [b[k] for k in keys], False, above=above, below=below)}
-
-
 def heads_rows(frame: pl.DataFrame, natural: str, balanced: str, reversed_: str) -> list[dict]:
     """GAP (natural and balanced both analysed) and the reversed model's heads (CONTROL)."""
     rows = []
     of = {name: heads.of_model(frame, name) for name in (natural, balanced, reversed_)}
     if of[natural].height and of[balanced].height:
         (natural_label, natural_gap), (balanced_label, balanced_gap) = heads.gap(of[natural]), heads.gap(of[balanced])
-        rows.append(_compared(natural_gap, balanced_gap, comparison=GAP, model=f"{natural} vs {balanced}",
-                              first=f"{natural}: {natural_label}", second=f"{balanced}: {balanced_label}",
-                              measure="induction gap", above=f"{natural}'s gap wider",
-                              below=f"{balanced}'s gap wider"))
+        rows.append({"comparison": GAP, **compare_prompts(
+            f"{natural} vs {balanced}", f"{natural}: {natural_label}", f"{balanced}: {balanced_label}",
+            "induction gap", natural_gap, balanced_gap, f"{natural}'s gap wider", f"{balanced}'s gap wider")})
     if of[reversed_].height:
-        (induction, forward), (anti, backward) = (heads.best_head(of[reversed_], d) for d in ("forward", "backward"))
-        rows.append(_compared(forward, backward, comparison=CONTROL, model=reversed_, first=induction, second=anti,
-                              measure="best head score", above="induction above anti-induction",
-                              below="anti-induction above induction"))
+        (induction, forward), (anti, backward) = (best_head(of[reversed_], d) for d in ("forward", "backward"))
+        rows.append({"comparison": CONTROL, **compare_prompts(
+            reversed_, induction, anti, "best head score", forward, backward, "induction above anti-induction",
+            "anti-induction above induction")})
     return rows
 
 

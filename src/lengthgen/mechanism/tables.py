@@ -142,21 +142,35 @@ def patching_table(paths) -> pl.DataFrame:
 
 
 # -- paired comparisons ---------------------------------------------------------------------------
-def _per_prompt(rows: pl.DataFrame, column: str) -> dict[tuple, float]:
+def per_prompt(rows: pl.DataFrame, column: str) -> dict[tuple, float]:
     """Each prompt's value, keyed by (length, seed, prompt index): prompt i of a forward and a
     backward set copies the same letters, so the keys pair them."""
     return {(r["length"], r["seed"], i): v for r in rows.iter_rows(named=True) for i, v in enumerate(r[column])}
 
 
-def _compare(model, first, second, measure, a: dict, b: dict, above, below) -> dict:
+def compare_prompts(model, first, second, measure, a: dict, b: dict, above, below) -> dict:
+    """Two per-prompt measures on the prompts both have (paired sign-flip permutation test)."""
     keys = sorted(set(a) & set(b))
     return {"model": model, "first": first, "second": second, "measure": measure,
             **paired_comparison([a[k] for k in keys], [b[k] for k in keys], False, above=above, below=below)}
 
 
+BEST = {"forward": "induction", "backward": "anti_induction"}  # the score each direction's circuit is judged by
+
+
+def best_head(rows: pl.DataFrame, direction: str) -> tuple[str, dict[tuple, float]]:
+    """One model's head with the highest mean score of `direction`'s circuit over lengths and seeds
+    (ties: the later head), named, with its score on each prompt."""
+    score = BEST[direction]
+    rows = rows.filter(pl.col("direction") == direction)
+    top = rows.group_by(["layer", "head"]).agg(pl.col(score).mean()).sort([score, "layer", "head"]).row(-1, named=True)
+    head = rows.filter((pl.col("layer") == top["layer"]) & (pl.col("head") == top["head"]))
+    return f"{score.replace('_', '-')} head {top['layer']}.{top['head']}", per_prompt(head, f"{score}_per_prompt")
+
+
 def _losses(patching: pl.DataFrame, direction: str, condition: str) -> dict[tuple, float]:
-    return _per_prompt(patching.filter((pl.col("direction") == direction) & (pl.col("condition") == condition)),
-                       "losses")
+    return per_prompt(patching.filter((pl.col("direction") == direction) & (pl.col("condition") == condition)),
+                      "losses")
 
 
 def mechanism_pairs(heads_paths, patching_paths) -> pl.DataFrame:
@@ -169,28 +183,20 @@ def mechanism_pairs(heads_paths, patching_paths) -> pl.DataFrame:
     patching = pl.concat([read_frame(p) for p in patching_paths])
     rows = []
     for (model,), of_model in heads.group_by(["model"], maintain_order=True):
-        best = {}
-        for direction, score in (("forward", "induction"), ("backward", "anti_induction")):
-            rows_of = of_model.filter(pl.col("direction") == direction)
-            top = (rows_of.group_by(["layer", "head"]).agg(pl.col(score).mean()).sort([score, "layer", "head"])
-                   .row(-1, named=True))
-            head = rows_of.filter((pl.col("layer") == top["layer"]) & (pl.col("head") == top["head"]))
-            best[score] = (f"{score.replace('_', '-')} head {top['layer']}.{top['head']}",
-                           _per_prompt(head, f"{score}_per_prompt"))
-        rows.append(_compare(model, best["induction"][0], best["anti_induction"][0], "best head score",
-                             best["induction"][1], best["anti_induction"][1], "induction above anti-induction",
-                             "anti-induction above induction"))
+        (induction, forward), (anti, backward) = best_head(of_model, "forward"), best_head(of_model, "backward")
+        rows.append(compare_prompts(model, induction, anti, "best head score", forward, backward,
+                                    "induction above anti-induction", "anti-induction above induction"))
         removed = patching.filter(pl.col("model") == model)
         change = {d: {k: v - _losses(removed, d, "none")[k] for k, v in _losses(removed, d, c).items()}
                   for d, c in (("forward", "remove_induction"), ("backward", "remove_anti_induction"))}
-        rows.append(_compare(model, "remove induction, forward copies", "remove anti-induction, backward copies",
-                             "loss change", change["forward"], change["backward"],
-                             "removing induction costs forward copies more",
-                             "removing anti-induction costs backward copies more"))
+        rows.append(compare_prompts(model, "remove induction, forward copies",
+                                    "remove anti-induction, backward copies", "loss change", change["forward"],
+                                    change["backward"], "removing induction costs forward copies more",
+                                    "removing anti-induction costs backward copies more"))
         for direction, condition in (("forward", "remove_induction"), ("backward", "remove_anti_induction")):
-            rows.append(_compare(model, f"remove {CIRCUIT[direction]}, {direction} copies",
-                                 f"unpatched, {direction} copies", "loss", _losses(removed, direction, condition),
-                                 _losses(removed, direction, "none"), "raises the loss", "lowers the loss"))
+            rows.append(compare_prompts(model, f"remove {CIRCUIT[direction]}, {direction} copies",
+                                        f"unpatched, {direction} copies", "loss", _losses(removed, direction, condition),
+                                        _losses(removed, direction, "none"), "raises the loss", "lowers the loss"))
     return pl.DataFrame(rows, schema_overrides={"p": pl.Float64})
 
 

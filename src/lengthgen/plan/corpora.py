@@ -6,19 +6,17 @@ from __future__ import annotations
 
 from itertools import product
 
-from ..config import CORPUS_ROLES, finetune_bins
-from ..tasks import get_task
+from ..config import corpus_models
 from . import finetune, icl, mechanism
 from .grid import known, tasks
-from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, RESULTS, data_path
+from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM
 
 FAMILY = "copying"  # the in-context measures compared: forward against backward copy
-HISTORY = f"{RESULTS}/figures/corpora_history.png"
 
 
 def roles(config: dict) -> dict[str, str]:
     """corpus -> registry model, for the corpora the config names."""
-    return {role: config["corpora"][role] for role in CORPUS_ROLES if config["corpora"][role]}
+    return corpus_models(config)
 
 
 def enabled(config: dict) -> bool:
@@ -61,16 +59,14 @@ def finetune_evals(config: dict) -> list[str]:
 
 def finetune_data(config: dict) -> list[str]:
     """The test files of the short fine-tuning (the fine-tuning stage's bins)."""
-    bins = finetune_bins(config["finetune"])
-    return [data_path("finetune", t, b, s) for t in finetune_tasks(config) for s in config["seeds"]
-            for b in bins[get_task(t).family]]
+    return [f for t in finetune_tasks(config) for s in config["seeds"] for f in finetune.eval_data(config, t, s)]
 
 
 def data_files(config: dict) -> list[str]:
     """Every data file the experiment reads (the data stage makes them)."""
     if not enabled(config):
         return []
-    icl_files = [f for m in roles(config).values() for f in icl_data(config, m)] if icl.families(config) else []
+    icl_files = [f for m in roles(config).values() for f in icl_data(config, m)] if FAMILY in icl.families(config) else []
     return list(dict.fromkeys(icl_files + finetune_data(config)))
 
 

@@ -14,7 +14,8 @@ import sysconfig
 from pathlib import Path
 
 from ..models.char_tokenizer import DEFAULT_CHARACTERS
-from .variants import Insertion, transform_document
+from ..settings import InsertionSettings
+from .variants import transform_document
 
 # Folders of the standard library that are tests, vendored data or generated tables, not prose or code.
 SKIPPED_PARTS = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__", "encodings",
@@ -32,7 +33,7 @@ def stdlib_files() -> list[Path]:
 
 
 def build_corpus(max_chars: int | None = None, characters: str = DEFAULT_CHARACTERS, corpus: str = "natural",
-                 seed: int = 0, insertion: Insertion | None = None) -> str:
+                 seed: int = 0, insertion: InsertionSettings | None = None) -> str:
     """The text of a corpus variant (variants.py), at most `max_chars` characters (whole
     documents until the limit)."""
     from pydoc_data.topics import topics

@@ -133,10 +133,8 @@ def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), wind
 def corpus_text(name: str, settings: CorpusStatisticsSettings) -> str:
     """One corpus variant's text as the pretrain stage builds it from these settings."""
     from .corpus import build_corpus
-    from .variants import Insertion
 
-    insertion = Insertion.of(settings.insertion) if name == "balanced" else None
-    return build_corpus(settings.corpus_chars, corpus=name, seed=settings.seed, insertion=insertion)
+    return build_corpus(settings.corpus_chars, corpus=name, seed=settings.seed, insertion=settings.insertion)
 
 
 def write_corpus_statistics(settings: CorpusStatisticsSettings, provenance: Provenance, outputs) -> None:

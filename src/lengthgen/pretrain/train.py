@@ -21,7 +21,6 @@ from ..models.char_tokenizer import build_char_tokenizer
 from ..models.storage import save_hf_directory
 from ..settings import PretrainSettings
 from .corpus import build_corpus, corpus_hash
-from .variants import Insertion
 
 
 class CorpusStream:
@@ -50,8 +49,7 @@ def next_token_accuracy(model, windows: torch.Tensor, batch_size: int) -> float:
 def pretrain(settings: PretrainSettings, model_dir, checkpoint_dir, progress: bool = True) -> dict:
     """Build the corpus, train the model, save it (fp16 safetensors) with its tokenizer."""
     tokenizer = build_char_tokenizer()
-    insertion = Insertion.of(settings.insertion) if settings.insertion else None
-    text = build_corpus(settings.corpus_chars, corpus=settings.corpus, seed=settings.seed, insertion=insertion)
+    text = build_corpus(settings.corpus_chars, corpus=settings.corpus, seed=settings.seed, insertion=settings.insertion)
     ids = np.asarray(tokenizer(text, add_special_tokens=False).input_ids, dtype=np.int16)
     held_out = int(len(ids) * settings.validation_fraction)
     train_ids, valid_ids = ids[:-held_out], ids[-held_out:]

@@ -19,23 +19,10 @@ for byte on every run with the same interpreter.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+
+from ..settings import InsertionSettings
 
 CORPORA = ("natural", "reversed", "balanced")
-
-
-@dataclass(frozen=True)
-class Insertion:
-    """How the `balanced` corpus places its copies: which passages, how long, how far after."""
-
-    share: float  # the share of passages followed by a copy
-    passage_chars: tuple[int, int]  # the length of a passage, drawn uniformly (inclusive)
-    gap_passages: tuple[int, int]  # how many passages later the copy goes (inclusive)
-
-    @classmethod
-    def of(cls, settings) -> Insertion:
-        """From the stage's `InsertionSettings` (lengthgen.settings)."""
-        return cls(float(settings.share), tuple(settings.passage_chars), tuple(settings.gap_passages))
 
 
 def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> list[str]:
@@ -49,7 +36,7 @@ def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> l
     return passages
 
 
-def insert_copies(text: str, rng: random.Random, insertion: Insertion) -> tuple[str, int, int]:
+def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings) -> tuple[str, int, int]:
     """`text` with a share of its passages copied a few passages later, the 1st, 3rd, 5th...
     copy reversed and the others as they were. Returns (text, backward chars, forward chars)."""
     passages = split_passages(text, rng, insertion.passage_chars)
@@ -71,7 +58,7 @@ def insert_copies(text: str, rng: random.Random, insertion: Insertion) -> tuple[
     return "".join(out), added[0], added[1]
 
 
-def transform_document(text: str, corpus: str, index: int, seed: int, insertion: Insertion | None) -> str:
+def transform_document(text: str, corpus: str, index: int, seed: int, insertion: InsertionSettings | None) -> str:
     """One document of the named corpus variant."""
     if corpus == "natural":
         return text
