@@ -63,14 +63,35 @@ def inputs(contexts: dict[str, list[list[int]]], length_bin="9-12") -> pl.DataFr
                          for task, per_example in contexts.items() for k, context in enumerate(per_example)])
 
 
-def test_wilson_interval_per_cell_pooled_over_seeds():
-    frame = pl.concat([evals({"UR": [True] * 8 + [False] * 2}, "long"),
-                       evals({"UR": [True] * 10}, "long").with_columns(pl.lit(1, pl.Int64).alias("seed"))])
-    cell = accuracy_intervals(frame).row(0, named=True)
+def test_a_cells_interval_is_wilsons_for_one_seed_and_over_seeds_for_more():
+    one = evals({"UR": [True] * 8 + [False] * 2}, "long")
+    cell = accuracy_intervals(one).row(0, named=True)
+    assert cell["examples"] == 10 and (cell["accuracy_low"], cell["accuracy_high"]) == pytest.approx(wilson(8, 10))
+    # Two runs at 0.8 and 1.0: the run is the unit, t with 1 degree of freedom, not 20 examples' Wilson.
+    two = pl.concat([one, evals({"UR": [True] * 10}, "long").with_columns(pl.lit(1, pl.Int64).alias("seed"))])
+    cell = accuracy_intervals(two).row(0, named=True)
     assert cell["examples"] == 20
-    assert (cell["accuracy_low"], cell["accuracy_high"]) == pytest.approx(wilson(18, 20))
-    table = bin_table(per_run_accuracy(frame), BINS, intervals=accuracy_intervals(frame))
-    assert table.select("examples", "accuracy_low").row(0) == (20, pytest.approx(wilson(18, 20)[0]))
+    assert (cell["accuracy_low"], cell["accuracy_high"]) == pytest.approx((max(0, 0.9 - 12.7062 * 0.1), 1.0), abs=1e-3)
+    table = bin_table(per_run_accuracy(two), BINS, intervals=accuracy_intervals(two))
+    assert table.select("examples", "accuracy_low").row(0) == (20, pytest.approx(cell["accuracy_low"]))
+
+
+def test_pairs_judge_seeds_as_the_unit_and_say_how_they_lean():
+    """Three seeds, UR above UL in two of them and below in one: the seed-level test does not call it,
+    though the pooled one (every example as independent) does."""
+    rows = []
+    for seed, (ur, ul) in enumerate(((290, 150), (280, 160), (120, 200))):
+        rows.append(evals({"UR": [True] * ur + [False] * (300 - ur), "UL": [True] * ul + [False] * (300 - ul)})
+                    .with_columns(pl.lit(seed, pl.Int64).alias("seed")))
+    pair = bin_pairs(pl.concat(rows)).filter(pl.col("measure") == "teacher_forced").row(0, named=True)
+    assert pair["test"] == "t over 3 seeds" and pair["seeds"] == 3
+    assert (pair["seeds_first_above"], pair["seeds_second_above"]) == (2, 1)
+    assert pair["difference"] == pytest.approx((140 + 120 - 80) / 900) and pair["p"] > 0.05
+    assert pair["difference_low"] < 0 < pair["difference_high"]
+    assert pair["pooled_p"] < 1e-6 and pair["pooled_low"] > 0
+    one = bin_pairs(rows[0]).filter(pl.col("measure") == "teacher_forced").row(0, named=True)
+    assert (one["seeds"], one["seeds_first_above"], one["seeds_second_above"]) == (1, 1, 0)
+    assert one["pooled_p"] == one["p"]
 
 
 def test_pairs_test_on_the_same_examples_only_where_the_inputs_are_the_same():

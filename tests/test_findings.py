@@ -12,13 +12,16 @@ from lengthgen.results.findings import (
     ABOVE,
     BOTH_FAIL,
     CONTRADICTED,
+    FAIL_ALIKE,
     FINDINGS,
     NO_PAIRS,
     NOISE,
+    NOT_LEARNT,
     NOT_RUN,
     SHOWN,
     STAGE_OFF,
     Finding,
+    VerdictRules,
     _comparison,
     _frame,
     _nothing_to_compare,
@@ -81,8 +84,8 @@ def test_from_scratch_shown_on_the_longest_bins_only():
         above("UF", "NB", 0.96, 0.00, SIGNIFICANT, bin_="26-32", family="copying"),
         mirror("UR", "UL", 0.99, 0.96, -0.01, 0.08),
         # In distribution the inexpressible task is higher: not the longest bin, so it does not count.
-        above("UR", "NRLast", 0.90, 1.00, SIGNIFICANT, bin_="1-15"),
-        mirror("UR", "UL", 1.00, 0.50, 0.4, 0.6, bin_="1-15"),
+        above("UR", "NRLast", 0.99, 1.00, SIGNIFICANT, bin_="1-15"),
+        mirror("UR", "UL", 1.00, 0.96, 0.0, 0.08, bin_="1-15"),
         # Greedy exact match is not the paper's measure: left out.
         {**above("UR", "NRLast", 0.10, 0.90, SIGNIFICANT), "measure": "greedy"},
     ])
@@ -94,11 +97,58 @@ def test_from_scratch_shown_on_the_longest_bins_only():
     assert set(frame["finding"]) == {1} and set(frame["measure"]) == {"teacher-forced exact match"}
 
 
-def test_an_agreement_of_two_failing_tasks_is_shown_and_says_so():
+def test_an_agreement_of_two_failing_tasks_is_never_shown():
     frame = from_scratch_finding(bins_pairs([mirror("UR", "UL", 0.01, 0.0, -0.01, 0.03)]))
-    assert verdicts(frame, "mirror pairs agree") == ([SHOWN], [SHOWN])
-    assert frame.filter(pl.col("verdict") == SHOWN)["note"].to_list() == [BOTH_FAIL]
-    assert "1 of them both below 0.5: they agree by failing alike" in findings_markdown(frame)
+    assert verdicts(frame, "mirror pairs agree") == ([FAIL_ALIKE], [NOISE])
+    row = frame.filter(pl.col("verdict") == FAIL_ALIKE).row(0, named=True)
+    assert row["note"] == BOTH_FAIL and row["pooled_verdict"] == SHOWN  # the old rules called it shown
+    assert "1 both fail" in findings_markdown(frame)
+
+
+def test_a_comparison_whose_tasks_were_never_learnt_is_not_learnt_and_counts_neither_way():
+    """From scratch NLLast 0.6 in distribution: its failure out of distribution is not one to generalise."""
+    table = bins_pairs([
+        above("NLLast", "NB", 0.40, 0.05, SIGNIFICANT, bin_="26-32", family="copying"),
+        above("NLLast", "NB", 0.60, 0.11, SIGNIFICANT, bin_="1-15", family="copying"),
+        above("UF", "NB", 0.99, 0.05, SIGNIFICANT, bin_="26-32", family="copying"),
+        above("UF", "NB", 1.00, 0.11, SIGNIFICANT, bin_="1-15", family="copying"),
+        mirror("UR", "UL", 0.50, 0.52, -0.05, 0.04),
+        mirror("UR", "UL", 0.99, 0.90, 0.05, 0.13, bin_="1-15"),  # UL never reached 0.95
+    ])
+    frame = from_scratch_finding(table)
+    assert verdicts(frame, "expressible tasks above") == ([NOT_LEARNT, SHOWN], [SHOWN])
+    assert verdicts(frame, "mirror pairs agree") == ([NOT_LEARNT], [NOT_LEARNT])
+    nl = frame.filter(pl.col("first") == "NLLast").row(0, named=True)
+    assert (nl["first_in_distribution"], nl["second_in_distribution"]) == (0.60, 0.11)
+    assert nl["first_drop"] == pytest.approx(0.2) and nl["pooled_verdict"] == SHOWN
+    assert "not learnt in distribution (NLLast 0.60 < 0.95)" in nl["note"]
+    uf = frame.filter(pl.col("first") == "UF").row(0, named=True)
+    assert uf["family_size"] == 1 and uf["second_drop"] == pytest.approx(0.06)  # the gated row is out of Holm's m
+    assert "NB 0.11 in distribution" in uf["note"]
+    # A threshold the config lowers lets the pair count.
+    lowered = from_scratch_finding(table, rules=VerdictRules(learnt=0.5))
+    assert verdicts(lowered, "mirror pairs agree")[0] == [SHOWN]
+
+
+def test_the_margin_moves_agreement_verdicts_and_each_row_says_where_it_flips():
+    table = bins_pairs([mirror("UR", "UL", 0.99, 0.93, 0.02, 0.12)])
+    assert verdicts(from_scratch_finding(table), "agree")[0] == [NOISE]
+    assert verdicts(from_scratch_finding(table, rules=VerdictRules(margin=0.15)), "agree")[0] == [SHOWN]
+    assert verdicts(from_scratch_finding(table, rules=VerdictRules(margin=0.01)), "agree")[0] == [CONTRADICTED]
+    row = from_scratch_finding(table).filter(pl.col("kind") == "agree").row(0, named=True)
+    assert row["shown_from_margin"] == pytest.approx(0.12) and row["contradicted_below_margin"] == pytest.approx(0.02)
+    assert "shown from margin 0.12" in findings_markdown(from_scratch_finding(table))
+
+
+def test_seed_counts_are_kept_and_a_one_run_table_counts_one_seed():
+    row = from_scratch_finding(bins_pairs([{**above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT), "seeds": 3,
+                                             "seeds_first_above": 3, "seeds_second_above": 0, "pooled_p": 1e-9,
+                                             "pooled_low": 0.1, "pooled_high": 0.2}])).row(0, named=True)
+    assert (row["seeds"], row["seeds_first_above"], row["seeds_second_above"]) == (3, 3, 0)
+    one = from_scratch_finding(bins_pairs([above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT)])).row(0, named=True)
+    assert (one["seeds"], one["seeds_first_above"], one["seeds_second_above"]) == (1, 1, 0)
+    assert "judged on one seed" in findings_markdown(from_scratch_finding(bins_pairs([
+        above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT)])))
 
 
 def test_from_scratch_contradicted():
@@ -182,7 +232,7 @@ def test_fine_tuning_each_outcome():
         mirror("NRFirst", "NLFirst", 0.95, 0.11, 0.75, 0.9, bin_="21-40"),
         above("NLFirst", "NLLast", 0.97, 0.69, SIGNIFICANT, bin_="21-40"),
         above("UF", "NF", 0.9, 0.85, NOT_SIGNIFICANT, bin_="13-25", family="copying"),
-        mirror("UR", "UL", 1.0, 0.4, 0.5, 0.7, bin_="3-20"),  # in distribution: not the finding's bin
+        mirror("UR", "UL", 1.0, 0.97, 0.0, 0.07, bin_="3-20"),  # in distribution: not the finding's bin
     ], system="embedded", train_lengths={"retrieval": "3-20", "copying": "2-12"})
     frame = fine_tuning_finding(table)
     assert verdicts(frame, "agree out of distribution") == ([SHOWN, CONTRADICTED], [CONTRADICTED])
@@ -388,7 +438,7 @@ def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
     outputs = SimpleNamespace(**{kind: tmp_path / f"findings.{ext}"
                                  for kind, ext in (("parquet", "parquet"), ("markdown", "md"), ("csv", "csv"))})
     write_findings({"scratch_pairs": tmp_path / "scratch_pairs.parquet"}, None, Provenance({"tables": ["scratch_pairs"]}),
-                   outputs)
+                   {"margin": 0.1, "learnt": 0.95}, outputs)
     assert main(["findings", str(outputs.parquet)]) == 0
     printed = capsys.readouterr().out
     assert printed == outputs.markdown.read_text()  # what the rule wrote, verdicts first
@@ -450,7 +500,7 @@ def test_every_finding_number_has_its_claims_and_its_function():
 NEW_CLAIM = "expressible tasks above the inexpressible ones of their family on every bin"
 
 
-def new_finding(pairs, model_paths=None):
+def new_finding(pairs, model_paths=None, rules=None):
     """An eighth finding, written as the seven are: its rows from its source table."""
     if (nothing := _nothing_to_compare(8, pairs)) is not None:
         return nothing

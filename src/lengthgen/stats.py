@@ -5,6 +5,8 @@
   or whole clusters of values that belong together (one example under several prompts);
 - McNemar's exact test for two binary outcomes on the same examples (mirror tasks share their
   inputs, so their difference is judged on the examples where they disagree);
+- a seed-level t interval and test for results of several training runs (`seed_level_comparison`):
+  the seed, not the example, is the unit of replication, so what varies between runs is counted;
 - a paired sign-flip permutation test for a difference of means on the same examples;
 - Holm's step-down adjustment, and Bonferroni-widened intervals, for a family of comparisons judged
   together (a claim over several pairs: one of twelve crosses 0.05 by chance about half the time);
@@ -61,12 +63,15 @@ def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, re
 
 
 def binomial_two_sided(k: int, n: int, p: float = 0.5) -> float:
-    """Exact two-sided binomial test: the probability of an outcome at most as likely as k of n."""
+    """Exact two-sided binomial test: the probability of an outcome at most as likely as k of n
+    (in log space, so that thousands of trials do not overflow a float)."""
     if n == 0:
         return 1.0
-    probabilities = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
-    observed = probabilities[k] * (1 + 1e-9)
-    return min(1.0, sum(q for q in probabilities if q <= observed))
+    log_p, log_q = math.log(p), math.log1p(-p)
+    logs = [_log_comb(n, i) + i * log_p + (n - i) * log_q for i in range(n + 1)]
+    observed = logs[k] + 1e-9
+    total = sum(math.exp(lp) for lp in logs if lp <= observed)
+    return 1.0 if total > 1 - 1e-9 else total  # every outcome counted: 1, not 1 less rounding
 
 
 def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
@@ -259,3 +264,102 @@ def binary_comparison(first: Sequence[bool], second: Sequence[bool], paired: boo
     low, high = difference_interval(first, second, paired)
     return {**result, "first_examples": len(first), "second_examples": len(second), "difference_low": low,
             "difference_high": high}
+
+
+# -- several training runs: the seed as the unit -------------------------------------------------
+def t_two_sided_p(t: float, df: int) -> float:
+    """P(|T| >= |t|) for Student's t with an integer number of degrees of freedom, from the closed
+    form of its distribution function (Abramowitz and Stegun 26.7.3-4); numpy has no t CDF and one
+    seed-level test does not warrant scipy."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, not {df}")
+    if math.isnan(t):
+        return math.nan
+    theta = math.atan(abs(t) / math.sqrt(df))
+    cos2 = math.cos(theta) ** 2
+    if df % 2:  # odd: 2/pi (theta + sin(theta) cos(theta) (1 + 2/3 cos^2 + 2.4/(3.5) cos^4 + ...))
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= cos2 * (2 * k) / (2 * k + 1)
+            total += term
+        inside = 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    else:  # even: sin(theta) (1 + 1/2 cos^2 + 1.3/(2.4) cos^4 + ...)
+        term, total = 1.0, 1.0
+        for k in range(1, df // 2):
+            term *= cos2 * (2 * k - 1) / (2 * k)
+            total += term
+        inside = math.sin(theta) * total
+    return min(1.0, max(0.0, 1.0 - inside))
+
+
+def t_quantile(probability: float, df: int) -> float:
+    """The `probability` quantile (above 0.5) of Student's t with `df` degrees of freedom, by
+    bisection on `t_two_sided_p` (4.303 for the 97.5% point at 2, 2.776 at 4)."""
+    target = 2 * (1 - probability)
+    low, high = 0.0, 1e6
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if t_two_sided_p(middle, df) > target else (low, middle)
+    return (low + high) / 2
+
+
+def _seed_mean_interval(means: np.ndarray, within_se: np.ndarray, bounds=(-math.inf, math.inf)):
+    """(mean, low, high, standard error) over seeds: the 95% t interval: the standard error from the spread of the seeds'
+    values, never below the one their own sampling error alone would give (three seeds that agree by
+    chance, or all at 1.0, do not make an interval of width 0)."""
+    seeds = means.size
+    standard_error = math.sqrt(max(float(np.var(means, ddof=1)), float(np.mean(within_se ** 2))) / seeds)
+    half = t_quantile(0.975, seeds - 1) * standard_error
+    mean = float(means.mean())
+    return mean, max(bounds[0], mean - half), min(bounds[1], mean + half), standard_error
+
+
+def seed_level_comparison(first: Sequence[Sequence[bool]], second: Sequence[Sequence[bool]], paired: bool,
+                          above: str = "first above", below: str = "second above") -> dict:
+    """Two accuracies over several training runs (seeds): first[s] and second[s] are seed s's
+    per-example outcomes. With one seed, `binary_comparison` of it (between-seed variation not
+    measured). With more, each seed gives one difference of accuracies, and the test is a one-sample
+    t test on those differences (df = seeds - 1), its interval the matching t interval: the seed is
+    the unit, as it must be when seeds vary more than examples do. Beside it, the pooled numbers
+    (every seed's examples as one sample: `pooled_p`, `pooled_low`, `pooled_high`), and how many
+    seeds lean each way."""
+    if len(first) != len(second) or not first:
+        raise ValueError(f"one list of outcomes per seed on each side, not {len(first)} and {len(second)}")
+    per_seed = [binary_comparison(a, b, paired) for a, b in zip(first, second)]
+    differences = np.array([c["difference"] for c in per_seed])
+    pooled = binary_comparison([v for a in first for v in a], [v for b in second for v in b], paired, above, below)
+    leaning = {"seeds": len(first), "seeds_first_above": int((differences > 0).sum()),
+               "seeds_second_above": int((differences < 0).sum()), "pooled_p": pooled["p"],
+               "pooled_low": pooled["difference_low"], "pooled_high": pooled["difference_high"]}
+    if len(first) == 1:
+        return {**pooled, **leaning}
+
+    def se(low, high):
+        return np.array([(c[high] - c[low]) / (2 * Z95) for c in per_seed])
+
+    first_value, first_low, first_high, _ = _seed_mean_interval(
+        np.array([c["first_value"] for c in per_seed]), se("first_low", "first_high"), (0.0, 1.0))
+    second_value, second_low, second_high, _ = _seed_mean_interval(
+        np.array([c["second_value"] for c in per_seed]), se("second_low", "second_high"), (0.0, 1.0))
+    difference, low, high, standard_error = _seed_mean_interval(
+        differences, se("difference_low", "difference_high"), (-1.0, 1.0))
+    p = t_two_sided_p(difference / standard_error, len(first) - 1) if standard_error else float(difference == 0)
+    return {"test": f"t over {len(first)} seeds", "pairs": pooled["pairs"], "first_value": first_value,
+            "first_low": first_low, "first_high": first_high, "second_value": second_value,
+            "second_low": second_low, "second_high": second_high, "difference": difference, "p": p,
+            "significant": bool(p < LEVEL), "verdict": verdict(difference, p, above, below),
+            "first_examples": pooled["first_examples"], "second_examples": pooled["second_examples"],
+            "difference_low": low, "difference_high": high, **leaning}
+
+
+def seed_level_accuracy(outcomes: Sequence[Sequence[bool]]) -> tuple[float, float, float]:
+    """One accuracy over seeds (outcomes[s]: seed s's per-example outcomes): (mean over seeds, 95%
+    low, high): Wilson's interval for one seed, else the seed-level t interval."""
+    if len(outcomes) == 1:
+        right, trials = sum(bool(v) for v in outcomes[0]), len(outcomes[0])
+        return (right / trials if trials else math.nan, *wilson(right, trials))
+    means = np.array([sum(bool(v) for v in seed) / len(seed) for seed in outcomes])
+    within = np.array([(high - low) / (2 * Z95) for low, high in (wilson(sum(bool(v) for v in seed), len(seed))
+                                                                   for seed in outcomes)])
+    mean, low, high, _ = _seed_mean_interval(means, within, (0.0, 1.0))
+    return mean, low, high

@@ -45,7 +45,7 @@ rule findings:
     run:
         run_writer("lengthgen.results.findings_markdown:write_findings", log, output,
                    {name: getattr(input, name) for name in params.section["tables"]}, params.section["models"],
-                   Provenance(params.section))
+                   Provenance(params.section), params.section["rules"])
 
 
 rule figure_scratch:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..lengthbins.table import MEASURES
-from ..stats import binary_comparison
+from ..lengthbins.table import MEASURES, outcomes_by_seed
+from ..stats import seed_level_comparison
 from ..tasks import LengthBin
 
 KEYS = ["seed", "example"]
@@ -34,13 +34,17 @@ def bins_of(evals: pl.DataFrame, task: str) -> list[str]:
 
 def between_models(evals: pl.DataFrame, first: str, second: str, task: str) -> list[dict]:
     """Per test bin and measure (teacher-forced exact match; greedy where scored), `first` against
-    `second` on `task`, pooled over seeds; `beyond_training`: every bin but the shortest."""
+    `second` on `task`, the fine-tuning run (seed) as the unit (`seed_level_comparison`: the corpora
+    have one pretraining seed each, so between-pretraining variation is not measured);
+    `beyond_training`: every bin but the shortest."""
     rows = []
     bins = bins_of(evals, task)
     for length_bin in bins:
         a, b = (evals.filter((pl.col("system") == model) & (pl.col("task") == task) & (pl.col("bin") == length_bin))
                 .sort(KEYS) for model in (first, second))
-        if not a.height or not b.height:
+        seeds = sorted(set(a["seed"]) & set(b["seed"]))  # only runs both models made are compared
+        a, b = (side.filter(pl.col("seed").is_in(seeds)) for side in (a, b))
+        if not seeds:
             continue
         paired = _same_examples(a, b)
         for measure, _ in MEASURES:
@@ -49,6 +53,7 @@ def between_models(evals: pl.DataFrame, first: str, second: str, task: str) -> l
             rows.append({"model": f"{first} vs {second}", "first": f"{task} on {first}",
                          "second": f"{task} on {second}", "measure": measure, "task": task, "bin": length_bin,
                          "beyond_training": length_bin != bins[0],
-                         **binary_comparison(a[measure].to_list(), b[measure].to_list(), paired,
-                                             f"{first} above", f"{second} above")})
+                         **seed_level_comparison(outcomes_by_seed(a, measure, seeds), outcomes_by_seed(b, measure, seeds),
+                                                 paired,
+                                                 f"{first} above", f"{second} above")})
     return rows

@@ -8,7 +8,7 @@ import polars as pl
 
 from ..records.files import read_frame
 from ..records.tables import to_markdown
-from ..stats import binary_comparison, interval_text, p_text, wilson
+from ..stats import interval_text, p_text, seed_level_accuracy, seed_level_comparison
 from ..tasks import FAMILIES, MIRROR_PAIRS, TASK_NAMES, LengthBin, get_task
 from ..tasks.datafile import read_examples
 from ..tasks.theory import theory_table
@@ -24,14 +24,20 @@ def read_evals(eval_paths, columns=EVAL_COLUMNS) -> pl.DataFrame:
     return pl.concat([read_frame(p, columns=columns) for p in eval_paths])
 
 
+def outcomes_by_seed(cell: pl.DataFrame, measure: str, seeds: list | None = None) -> list[list[bool]]:
+    """A cell's per-example outcomes, one list per seed (in `seeds`' order, else sorted)."""
+    seeds = sorted(cell["seed"].unique().to_list()) if seeds is None else seeds
+    return [cell.filter(pl.col("seed") == seed)[measure].to_list() for seed in seeds]
+
+
 def accuracy_intervals(evals: pl.DataFrame) -> pl.DataFrame:
-    """Per (system, task, bin), the 95% Wilson interval of teacher-forced exact match over its
-    examples, pooled over seeds."""
+    """Per (system, task, bin), the 95% interval of teacher-forced exact match with the training run
+    as the unit (`lengthgen.stats.seed_level_accuracy`: Wilson's over examples for one seed, the
+    seed-level t interval for more)."""
     rows = []
     for (system, task, length_bin), cell in evals.group_by(["system", "task", "bin"], maintain_order=True):
-        right = cell["teacher_forced"].cast(pl.Int64).to_list()
-        low, high = wilson(sum(right), len(right))
-        rows.append({"system": system, "task": task, "bin": length_bin, "examples": len(right),
+        _, low, high = seed_level_accuracy(outcomes_by_seed(cell, "teacher_forced"))
+        rows.append({"system": system, "task": task, "bin": length_bin, "examples": cell.height,
                      "accuracy_low": low, "accuracy_high": high})
     return pl.DataFrame(rows, schema={"system": pl.String, "task": pl.String, "bin": pl.String,
                                       "examples": pl.Int64, "accuracy_low": pl.Float64, "accuracy_high": pl.Float64})
@@ -130,8 +136,9 @@ def bin_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: di
     lines = [f"# {title}: teacher-forced exact match per length bin (mean ± std over seeds)", "",
              "The first bin of each family is in distribution. Greedy-decoding accuracy is in the parquet table."]
     if "accuracy_low" in table.columns:
-        lines[-1] += (" Brackets: the 95% interval over examples, pooled over seeds (Wilson); the paired tests "
-                      f"of each pair of tasks are in `{pairs_name}.md`.")
+        lines[-1] += (" Brackets: the 95% interval with the training run as the unit (Wilson's over examples for "
+                      "one seed, a t interval over seeds for more); the tests of each pair of tasks are in "
+                      f"`{pairs_name}.md`.")
     for family in FAMILIES:
         rows_of_family = table.filter(pl.col("family") == family)
         if rows_of_family.is_empty():
@@ -166,7 +173,8 @@ COMPARISON_SCHEMA = {
     "first_high": pl.Float64, "second_value": pl.Float64, "second_low": pl.Float64, "second_high": pl.Float64,
     "difference": pl.Float64, "p": pl.Float64, "significant": pl.Boolean, "verdict": pl.String,
     "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
-    "difference_high": pl.Float64,
+    "difference_high": pl.Float64, "seeds": pl.Int64, "seeds_first_above": pl.Int64,
+    "seeds_second_above": pl.Int64, "pooled_p": pl.Float64, "pooled_low": pl.Float64, "pooled_high": pl.Float64,
 }
 PAIRS_SCHEMA = {
     "system": pl.String, "family": pl.String, "bin": pl.String, "comparison": pl.String, "first": pl.String,
@@ -218,10 +226,13 @@ def beyond_training(length_bin: str, train_lengths: str) -> bool:
 
 def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,
               train_lengths: dict[str, str] | str | None = None) -> pl.DataFrame:
-    """Per system, bin and comparison (`comparisons`), the two tasks' accuracies pooled over seeds,
-    each with its Wilson interval, the difference with its 95% interval, and the test: McNemar's on
-    the same examples where the two tasks were asked the same inputs (examples paired by seed and
-    index), else Fisher's. Teacher-forced exact match, and greedy where it was scored.
+    """Per system, bin and comparison (`comparisons`), the two tasks' accuracies with the training
+    run (seed) as the unit (`lengthgen.stats.seed_level_comparison`): with several seeds, means over
+    seeds with t intervals and a t test on the seeds' differences; with one, each accuracy's Wilson
+    interval, the difference's Newcombe interval, and McNemar's test on the same examples where the
+    two tasks were asked the same inputs (paired by seed and index), else Fisher's. Beside them, the
+    pooled test and interval and how many seeds lean each way. Only seeds both tasks ran are
+    compared. Teacher-forced exact match, and greedy where it was scored.
 
     evals: the per-example rows (PAIR_EVAL_COLUMNS); inputs: `read_inputs` of their data files
     (None: nothing is paired); train_lengths: family -> the training lengths ("3-20"), or one for
@@ -237,6 +248,10 @@ def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,
                 b = of_system.filter((pl.col("task") == second) & (pl.col("bin") == length_bin)).sort("seed", "example")
                 if not a.height or not b.height:
                     continue
+                seeds = sorted(set(a["seed"]) & set(b["seed"]))
+                a, b = (side.filter(pl.col("seed").is_in(seeds)) for side in (a, b))
+                if not seeds:
+                    continue
                 paired = _same_inputs(inputs, a, b)
                 family = get_task(first).family
                 outside = beyond_training(length_bin, train_lengths[family]) if train_lengths else None
@@ -245,9 +260,20 @@ def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,
                         continue  # not scored (greedy decoding off)
                     rows.append({"system": system, "family": family, "bin": length_bin, "beyond_training": outside,
                                  "comparison": kind, "first": first, "second": second, "measure": measure,
-                                 **binary_comparison(a[measure].to_list(), b[measure].to_list(), paired,
-                                                     f"{first} above", f"{second} above")})
+                                 **seed_level_comparison(outcomes_by_seed(a, measure, seeds),
+                                                         outcomes_by_seed(b, measure, seeds), paired,
+                                                         f"{first} above", f"{second} above")})
     return pl.DataFrame(rows, schema=PAIRS_SCHEMA) if rows else pl.DataFrame(schema=PAIRS_SCHEMA)
+
+
+def _leaning(row: dict) -> str:
+    """How the seeds lean: "3 of 3 seeds first above" (and the other way, where any does)."""
+    text = f"{row['seeds_first_above']} of {row['seeds']} {row['first']} above"
+    if row["seeds_second_above"]:
+        text += f", {row['seeds_second_above']} {row['second']} above"
+    if row["seeds"] > 1:
+        text += f"; pooled {p_text(row['pooled_p'])}"
+    return text
 
 
 def pairs_markdown(pairs: pl.DataFrame, title: str, system_label: str, provenance: dict) -> str:
@@ -261,11 +287,16 @@ def pairs_markdown(pairs: pl.DataFrame, title: str, system_label: str, provenanc
         "difference": f"{r['difference']:+.2f} {interval_text(r['difference_low'], r['difference_high'])}",
         "test": f"{r['test']}, {p_text(r['p'])}" + (f", {r['pairs']} pairs" if r["pairs"] is not None else
                                                       f", {r['first_examples']} / {r['second_examples']} examples"),
+        "seeds": _leaning(r),
         "verdict": r["verdict"]} for r in pairs.iter_rows(named=True)])
     return (f"# {title}: pairs of tasks on each length bin (95% intervals, tests)\n\n"
-            "Accuracies pooled over seeds with Wilson intervals; the difference (first minus second) with "
-            "Newcombe's interval; McNemar's exact test where both tasks were asked the same inputs (paired by seed "
-            "and example), Fisher's exact test otherwise. A mirror pair puts the right/forward task first; "
-            "the theory's split the expressible task.\n\n"
+            "The training run (seed) is the unit. With several seeds: each accuracy is the mean over seeds with "
+            "its t interval, the difference (first minus second) the mean of the seeds' differences with its t "
+            "interval, and the test a t test on those differences (its interval never narrower than the seeds' "
+            "own sampling error); `pooled p` is what pooling every seed's examples as one sample would say. "
+            "With one seed (between-seed variation not measured): Wilson intervals, Newcombe's for the "
+            "difference, McNemar's exact test where both tasks were asked the same inputs (paired by seed and "
+            "example), Fisher's exact test otherwise. `seeds`: how many seeds lean each way. A mirror pair puts "
+            "the right/forward task first; the theory's split the expressible task.\n\n"
             + (to_markdown(shown) if shown.height else "(nothing to compare)\n")
             + f"\nconfig hash {provenance['config_hash']}, code {provenance['code_version']}\n")

@@ -68,5 +68,5 @@ def findings_inputs(config: dict) -> dict[str, str]:
 def findings_params(config: dict) -> dict:
     """What the findings depend on besides the tables: which stages run, and the hub path of each
     realistic-task model (the paper's numbers are per hub model)."""
-    return {"tables": list(findings_inputs(config)), "tasks": config["tasks"],
+    return {"tables": list(findings_inputs(config)), "tasks": config["tasks"], "rules": config["findings"],
             "models": {m: config["models"][m].get("path") for m in config["realistic"]["models"]}}

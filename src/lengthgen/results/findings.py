@@ -10,12 +10,17 @@ contradicted of a claim that holds. So:
   its Holm-adjusted p (over the family) is below LEVEL with the expected sign, `contradicted` when
   below LEVEL with the other sign, and `not distinguishable from noise` otherwise;
 - a comparison "the two agree" (an expressible mirror pair) is `shown` when the 95% interval of the
-  difference lies inside ±MIRROR_TOLERANCE (the margin of the from-scratch table's own verdict),
+  difference lies inside ±margin (`VerdictRules.margin`, config `findings.margin`),
   `contradicted` when the family-wise interval (the 95% one widened by Bonferroni for the family's
   m intervals) lies wholly outside, and `not distinguishable from noise` otherwise;
 - a claim, per system and measure (its family; for fine-tuning, per system, measure and
   out-of-distribution bin: its record's `by_length`), is `contradicted` if any of its comparisons
   is, `shown` if all are, otherwise `not distinguishable from noise`;
+- `not learnt` (findings 1 and 3): the side the theory says generalises (a mirror pair: both) was
+  below `VerdictRules.learnt` in distribution; left out of its family, counting neither way;
+  `both fail`: an agreeing pair whose sides both fail, never shown;
+- every row also carries `pooled_verdict`, the old rules' (seeds' examples pooled, no gate), and
+  its seed counts; the pairs tables treat the training run as the unit (docs/statistics.md);
 - `not run`: the config turned the stage off (its table is not made), or its tasks hold nothing the
   claim compares.
 Beside each comparison, the paper's own numbers where it reports them, with the setting they are from.
@@ -36,7 +41,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..corpora.pairs import CONTROL, GAP, HEAD_START, IN_CONTEXT
-from ..lengthbins.table import MIRROR_TOLERANCE
 from ..references import (
     IN_CONTEXT_SETTING,
     LOREM,
@@ -49,7 +53,22 @@ from ..stats import LEVEL, holm, widen
 from ..tasks import LengthBin, get_task
 
 SHOWN, CONTRADICTED, NOISE, NOT_RUN = "shown", "contradicted", "not distinguishable from noise", "not run"
-VERDICTS = (SHOWN, CONTRADICTED, NOISE, NOT_RUN)
+# A comparison whose side(s) never learnt the task in distribution (neither for nor against a claim),
+# and an agreement of two sides that both fail out of distribution (never shown).
+NOT_LEARNT, FAIL_ALIKE = "not learnt", "both fail"
+
+
+@dataclass(frozen=True)
+class VerdictRules:
+    """The two thresholds a reader may move (config `findings`): `margin`, how far apart an agreeing
+    pair may be; `learnt`, the in-distribution accuracy a side needs before its out-of-distribution
+    accuracy counts as generalisation (or its failure as a failure to generalise)."""
+
+    margin: float = 0.1
+    learnt: float = 0.95
+
+
+DEFAULT_RULES = VerdictRules()
 # Registry name -> hub path of each model, for the paper's numbers per hub model (None: unknown).
 ModelPaths = Mapping[str, str] | None
 
@@ -58,24 +77,25 @@ ModelPaths = Mapping[str, str] | None
 class Finding:
     """One finding of the paper: everything the table, the workflow and the markdown know of it.
 
-    judge(pairs, model_paths) -> the finding's rows: `pairs` is its source table (None when the
-    config turned the stage off), `model_paths` the models' hub paths (`ModelPaths`)."""
+    judge(pairs, model_paths, rules) -> the finding's rows: `pairs` is its source table (None when
+    the config turned the stage off), `model_paths` the models' hub paths (`ModelPaths`), `rules` the
+    margin and learnt threshold (`VerdictRules`)."""
 
     number: int  # its place in SPEC's list and in the table
     section: str  # the paper's section
     name: str  # what the paper finds
     source: str  # the pairs table it reads, one the workflow makes (TABLES in lengthgen.plan.tables)
     claims: tuple[str, ...]  # its claims, in the table's order
-    judge: Callable[[pl.DataFrame | None, ModelPaths], pl.DataFrame]
+    judge: Callable[[pl.DataFrame | None, ModelPaths, VerdictRules], pl.DataFrame]
     by_length: bool = False  # judged per length as well as per system and measure
 
 
 # Each finding's claims (its record lists them, in order).
 SCRATCH_ABOVE = "expressible tasks above the inexpressible ones of their family on the longest bin"
-SCRATCH_AGREE = f"expressible mirror pairs agree on the longest bin (within ±{MIRROR_TOLERANCE})"
+SCRATCH_AGREE = "expressible mirror pairs agree on the longest bin (within the margin)"
 FORWARD = "forward copy above backward copy"
 RIGHT = "right-hand retrieval above its left mirror"
-FINETUNE_AGREE = f"expressible mirror pairs agree out of distribution (within ±{MIRROR_TOLERANCE})"
+FINETUNE_AGREE = "expressible mirror pairs agree out of distribution (within the margin)"
 FINETUNE_ABOVE = "inexpressible tasks stay below the expressible ones of their family out of distribution"
 AMBIGUITY = "copying after unambiguous tokens above copying after ambiguous ones"
 GIT = "revert above cherry-pick"
@@ -95,7 +115,10 @@ SCHEMA = {
     "difference_high": pl.Float64, "test": pl.String, "pairs": pl.Int64, "p": pl.Float64,
     "family": pl.String, "family_size": pl.Int64, "p_holm": pl.Float64, "family_low": pl.Float64,
     "family_high": pl.Float64, "paper_first": pl.Float64, "paper_second": pl.Float64, "paper_setting": pl.String,
-    "verdict": pl.String,
+    "seeds": pl.Int64, "seeds_first_above": pl.Int64, "seeds_second_above": pl.Int64,
+    "first_in_distribution": pl.Float64, "second_in_distribution": pl.Float64, "first_drop": pl.Float64,
+    "second_drop": pl.Float64, "shown_from_margin": pl.Float64, "contradicted_below_margin": pl.Float64,
+    "verdict": pl.String, "pooled_verdict": pl.String,
     "claim_verdict": pl.String, "source": pl.String, "note": pl.String,
 }
 ABOVE, AGREE = "above", "agree"  # the two kinds of comparison
@@ -122,7 +145,7 @@ def above_verdict(row: dict) -> str:
     return SHOWN if row["difference"] > 0 else CONTRADICTED
 
 
-def agree_verdict(row: dict, margin: float = MIRROR_TOLERANCE) -> str:
+def agree_verdict(row: dict, margin: float = DEFAULT_RULES.margin) -> str:
     """The two agree: the difference's 95% interval inside ±margin; contradicted only when the
     family-wise interval (`family_low`, `family_high`; the 95% one for a family of one) lies wholly
     outside it, so that one of twelve pairs straying by chance does not contradict the claim."""
@@ -147,10 +170,14 @@ def both_fail(row: dict) -> bool:
 
 
 def claim_verdict(verdicts: list[str]) -> str:
-    """A claim over its comparisons: any contradicted, all shown, else noise (not run when none ran)."""
+    """A claim over its comparisons: any contradicted, all shown, else noise; `not learnt` ones count
+    neither way (not learnt when every one that ran is; not run when none ran)."""
     ran = [v for v in verdicts if v != NOT_RUN]
     if not ran:
         return NOT_RUN
+    ran = [v for v in ran if v != NOT_LEARNT]
+    if not ran:
+        return NOT_LEARNT
     if CONTRADICTED in ran:
         return CONTRADICTED
     return SHOWN if all(v == SHOWN for v in ran) else NOISE
@@ -164,6 +191,12 @@ def _comparison(finding: int, claim: str, kind: str, pair: dict, *, system: str,
     row.update(finding=finding, section=FINDINGS[finding].section, claim=claim, system=system, measure=measure,
                length=length, kind=kind, source=FINDINGS[finding].source, note="", paper_first=paper[0],
                paper_second=paper[1], paper_setting=paper[2])
+    for name in ("pooled_p", "pooled_low", "pooled_high"):
+        row[name] = pair.get(name)
+    if missing(row.get("seeds")):  # a table of one trained model (in context, mechanism): one run
+        difference = row.get("difference")
+        row.update(seeds=1, seeds_first_above=int(not missing(difference) and difference > 0),
+                   seeds_second_above=int(not missing(difference) and difference < 0))
     if kind == AGREE and both_fail(pair):
         row["note"] = BOTH_FAIL
     return row
@@ -180,12 +213,18 @@ def _family_label(finding: int, key: tuple) -> str:
     return f"{finding}.{FINDINGS[finding].claims.index(claim) + 1} " + ", ".join(rest)
 
 
-def judge_families(finding: int, rows: list[dict]) -> list[dict]:
+def judge_families(finding: int, rows: list[dict], margin: float = DEFAULT_RULES.margin,
+                   gated: bool = True) -> list[dict]:
     """Each row's verdict, judged with the rest of its family (claim, system, measure): Holm over
     the family's p for "above" rows, the Bonferroni-widened interval for "agree" rows' contradiction.
-    The family's size counts its comparisons with a test (a p, or an interval)."""
+    The family's size counts its comparisons with a test (a p, or an interval). `gated`: a row marked
+    not learnt (`learnt` False) is `not learnt` and left out of its family, and two sides that both
+    fail never agree (`both fail`); ungated, the pooled rules of old (every row judged)."""
     families: dict[tuple, list[dict]] = {}
     for row in rows:
+        if gated and row.get("learnt") is False:
+            row.update(verdict=NOT_LEARNT, family=_family_label(finding, family_key(finding, row)), family_size=0)
+            continue
         families.setdefault(family_key(finding, row), []).append(row)
     for key, members in families.items():
         label = _family_label(finding, key)
@@ -199,17 +238,34 @@ def judge_families(finding: int, rows: list[dict]) -> list[dict]:
         for row in tested:
             row["family_low"], row["family_high"] = widen(row["difference"], row["difference_low"],
                                                           row["difference_high"], len(tested))
+            row["shown_from_margin"] = max(abs(row["difference_low"]), abs(row["difference_high"]))
+            furthest = max(row["family_low"], -row["family_high"])
+            row["contradicted_below_margin"] = furthest if furthest > 0 else None
         sizes = {ABOVE: sum(not missing(r["p_holm"]) for r in above), AGREE: len(tested)}
         for row in members:
             row.update(family=label, family_size=sizes[row["kind"]],
-                       verdict=above_verdict(row) if row["kind"] == ABOVE else agree_verdict(row))
+                       verdict=above_verdict(row) if row["kind"] == ABOVE else agree_verdict(row, margin))
+            if gated and row["verdict"] == SHOWN and row["note"] == BOTH_FAIL:
+                row["verdict"] = FAIL_ALIKE
     return rows
 
 
-def _frame(finding: int, rows: list[dict], why_not: str) -> pl.DataFrame:
+def _pooled_view(row: dict) -> dict:
+    """The row as the pooled rules saw it: every seed's examples as one sample, no learnt gate."""
+    pooled = {**row, "learnt": None}
+    if not missing(row.get("pooled_p")):
+        pooled.update(p=row["pooled_p"], difference_low=row["pooled_low"], difference_high=row["pooled_high"])
+    return pooled
+
+
+def _frame(finding: int, rows: list[dict], why_not: str, rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """The finding's rows, each judged within its family, with each claim's verdict per family
-    (`family_key`); a `not run` row for every claim without a comparison."""
-    rows = judge_families(finding, rows)
+    (`family_key`), and the verdict the pooled rules gave (`pooled_verdict`); a `not run` row for
+    every claim without a comparison."""
+    pooled = judge_families(finding, [_pooled_view(r) for r in rows], rules.margin, gated=False)
+    rows = judge_families(finding, rows, rules.margin)
+    for row, old in zip(rows, pooled):
+        row["pooled_verdict"] = old["verdict"]
     for claim in FINDINGS[finding].claims:
         if not any(r["claim"] == claim for r in rows):
             rows.append(_not_run(finding, claim, why_not))
@@ -258,19 +314,54 @@ def out_of_distribution_bins(pairs: pl.DataFrame) -> pl.DataFrame:
             .filter(pl.col("_high") > pl.col("_high").min().over("system", "family")).drop("_high"))
 
 
-def _theory_split(finding: int, pairs: pl.DataFrame, above_claim: str, agree_claim: str, paper,
+def in_distribution_bins(pairs: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the bins within the training lengths (`beyond_training` false; a table without it:
+    each (system, family)'s shortest bin)."""
+    if "beyond_training" in pairs.columns and pairs["beyond_training"].null_count() == 0:
+        return pairs.filter(~pl.col("beyond_training"))
+    return (pairs.with_columns(_BIN_HIGH.alias("_high"))
+            .filter(pl.col("_high") == pl.col("_high").min().over("system", "family")).drop("_high"))
+
+
+def _learnt_gate(row: dict, trained: dict | None, learnt: float) -> None:
+    """Each side's in-distribution accuracy and its drop out of distribution, and whether the
+    comparison counts (`learnt`): the side the theory says generalises ("above": first; a mirror
+    pair: both) reached `learnt` in distribution. Without an in-distribution row nothing is gated."""
+    if trained is None or trained["bin"] == row["length"]:
+        return
+    for side in ("first", "second"):
+        row[f"{side}_in_distribution"] = trained[f"{side}_value"]
+        row[f"{side}_drop"] = trained[f"{side}_value"] - row[f"{side}_value"]
+    gated = ("first",) if row["kind"] == ABOVE else ("first", "second")
+    short = [f"{row[side]} {trained[f'{side}_value']:.2f}" for side in gated if trained[f"{side}_value"] < learnt]
+    row["learnt"] = not short
+    if short:
+        row["note"] = f"not learnt in distribution ({', '.join(short)} < {learnt})"
+    elif row["kind"] == ABOVE and trained["second_value"] < learnt:
+        row["note"] = (f"{row['second']} {trained['second_value']:.2f} in distribution: its failure is partly "
+                       "one to learn, not to generalise")
+
+
+def _theory_split(finding: int, pairs: pl.DataFrame, above_claim: str, agree_claim: str, paper, learnt: float,
                   bins=longest_bin) -> list[dict]:
     """On the bins `bins` picks (by default each (system, family)'s longest), teacher-forced exact
     match: each expressible task above each inexpressible one of its family, each expressible
-    mirror pair in agreement."""
+    mirror pair in agreement; each gated by the in-distribution accuracy (`_learnt_gate`)."""
     rows = []
-    for pair in bins(pairs.filter(pl.col("measure") == "teacher_forced")).iter_rows(named=True):
+    teacher_forced = pairs.filter(pl.col("measure") == "teacher_forced")
+    trained = {(r["system"], r["first"], r["second"]): r for r in in_distribution_bins(teacher_forced).iter_rows(
+        named=True)}
+    for pair in bins(teacher_forced).iter_rows(named=True):
         common = {"system": pair["system"], "measure": "teacher-forced exact match", "length": pair["bin"],
                   "paper": paper(pair)}
         if pair["comparison"] == "expressible above inexpressible":
-            rows.append(_comparison(finding, above_claim, ABOVE, pair, **common))
+            row = _comparison(finding, above_claim, ABOVE, pair, **common)
         elif pair["comparison"] == "mirror pair" and get_task(pair["first"]).expressible:
-            rows.append(_comparison(finding, agree_claim, AGREE, pair, **common))
+            row = _comparison(finding, agree_claim, AGREE, pair, **common)
+        else:
+            continue
+        _learnt_gate(row, trained.get((pair["system"], pair["first"], pair["second"])), learnt)
+        rows.append(row)
     return rows
 
 
@@ -288,13 +379,14 @@ def _scratch_paper(pair: dict) -> tuple:
         (None, None, None)
 
 
-def from_scratch_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def from_scratch_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                         rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """1 (App. B), per positional encoding, from `scratch_pairs`: on each family's longest bin every
     expressible task above every inexpressible one, and the expressible mirror pairs in agreement."""
     if (nothing := _nothing_to_compare(1, pairs)) is not None:
         return nothing
-    return _frame(1, _theory_split(1, pairs, SCRATCH_ABOVE, SCRATCH_AGREE, _scratch_paper),
-                  "the config's tasks hold no such pair")
+    return _frame(1, _theory_split(1, pairs, SCRATCH_ABOVE, SCRATCH_AGREE, _scratch_paper, rules.learnt),
+                  "the config's tasks hold no such pair", rules)
 
 
 def _finetune_paper(pair: dict) -> tuple:
@@ -304,21 +396,23 @@ def _finetune_paper(pair: dict) -> tuple:
         else (None, None, None)
 
 
-def fine_tuning_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def fine_tuning_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                        rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """3 (4.3), per fine-tuned model and on each out-of-distribution bin, from `finetune_pairs`: the
     expressible mirror pairs agree, and the inexpressible tasks stay below the expressible ones of
     their family."""
     if (nothing := _nothing_to_compare(3, pairs)) is not None:
         return nothing
-    return _frame(3, _theory_split(3, pairs, FINETUNE_ABOVE, FINETUNE_AGREE, _finetune_paper,
+    return _frame(3, _theory_split(3, pairs, FINETUNE_ABOVE, FINETUNE_AGREE, _finetune_paper, rules.learnt,
                                    bins=out_of_distribution_bins),
-                  "the config's tasks hold no such pair")
+                  "the config's tasks hold no such pair", rules)
 
 
 ICL_MEASURES = {"accuracy": "greedy exact match", "tf_symbol_accuracy": "teacher-forced symbol accuracy"}
 
 
-def in_context_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def in_context_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                       rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """2 (4.1), per model and measure (greedy exact match; teacher-forced symbol accuracy), from
     `icl_pairs` (pooled over lengths, seeds and prompt variants): each forward copy above its backward
     mirror, each right-hand retrieval above its left mirror."""
@@ -332,7 +426,7 @@ def in_context_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = Non
         rows.append(_comparison(2, FORWARD if task.family == "copying" else RIGHT, ABOVE, pair,
                                 system=pair["model"], measure=ICL_MEASURES[pair["measure"]], length="all",
                                 paper=paper))
-    return _frame(2, rows, "the config's tasks hold no mirror pair of this family")
+    return _frame(2, rows, "the config's tasks hold no mirror pair of this family", rules)
 
 
 LOREM_MEASURES = {"greedy": "ambiguity score (greedy echo)", "teacher_forced": "teacher-forced next-token accuracy"}
@@ -348,7 +442,8 @@ def _lorem_paper(model_path: str | None) -> tuple:
     return (*values, f"{path}, {tokens} tokens")
 
 
-def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                      rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """4 (4.2), per model, from `realistic_pairs` over all lengths: lorem-ipsum copying scores higher
     after unambiguous tokens than after ambiguous ones, greedily (the ambiguity scorer) and
     teacher-forced. model_paths: registry name -> hub path, to find the paper's numbers."""
@@ -361,13 +456,14 @@ def ambiguity_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None
         paper = _lorem_paper((model_paths or {}).get(pair["model"])) if pair["measure"] == "greedy" else (None,) * 3
         rows.append(_comparison(4, AMBIGUITY, ABOVE, pair, system=pair["model"],
                                 measure=LOREM_MEASURES[pair["measure"]], length="all", paper=paper))
-    return _frame(4, rows, "no lorem-ipsum results")
+    return _frame(4, rows, "no lorem-ipsum results", rules)
 
 
 GIT_MEASURES = {"exact": "exact match", "tf_line_start": "teacher-forced line starts"}
 
 
-def git_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def git_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """5 (4.2), per model, from `realistic_pairs` over all lengths: revert above cherry-pick, by exact
     match and teacher-forced at line starts (the one place the two directions differ). The authors'
     repository stores no numbers for it."""
@@ -377,13 +473,14 @@ def git_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> p
                         length="all")
             for pair in pairs.filter((pl.col("task") == "git") & (pl.col("length") == "all")
                                      & pl.col("measure").is_in(list(GIT_MEASURES))).iter_rows(named=True)]
-    return _frame(5, rows, "no git results")
+    return _frame(5, rows, "no git results", rules)
 
 
 PRETRAINED = "model-"  # the mechanism stage's name of a registry (pretrained) model
 
 
-def mechanism_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def mechanism_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                      rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """6 (4.4), per pretrained model, from `mechanism_pairs` (same prompts, paired permutation tests):
     the best induction head above the best anti-induction head, and removing induction edges costing
     forward copies more than removing anti-induction edges costs backward copies. Models this run
@@ -397,7 +494,7 @@ def mechanism_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None
         rows.append(_comparison(6, HEADS if heads else PATCHING, ABOVE, pair,
                                 system=pair["model"].removeprefix(PRETRAINED),
                                 measure="mean attention" if heads else "loss change", length="all"))
-    return _frame(6, rows, "no pretrained model in mechanism.models")
+    return _frame(6, rows, "no pretrained model in mechanism.models", rules)
 
 
 # Which claim each of corpus_pairs' comparisons serves, and the measures judged (its greedy rows,
@@ -407,7 +504,8 @@ CORPUS_MEASURES = {"induction gap": "mean attention, induction minus anti-induct
                    "tf_symbol_accuracy": "teacher-forced symbol accuracy", "teacher_forced": "teacher-forced exact match"}
 
 
-def corpus_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -> pl.DataFrame:
+def corpus_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
+                   rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """7 (beyond the paper), from `corpus_pairs` (same prompts and examples for the two sides): the
     balanced corpus's model has a narrower induction/anti-induction gap than the natural one's and
     copies backward better in context (teacher-forced); the reversed corpus's model still prefers
@@ -420,7 +518,7 @@ def corpus_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None) -
     rows = [_comparison(7, CORPUS_CLAIMS[pair["comparison"]], ABOVE, pair, system=pair["model"],
                         measure=CORPUS_MEASURES[pair["measure"]], length=pair["bin"])
             for pair in judged.iter_rows(named=True)]
-    return _frame(7, rows, "its stage ran no corpus model this claim compares")
+    return _frame(7, rows, "its stage ran no corpus model this claim compares", rules)
 
 
 # -- the registry: one record per finding -------------------------------------------------------
@@ -452,9 +550,10 @@ def findings_sources() -> tuple[str, ...]:
     return tuple(dict.fromkeys(FINDINGS[number].source for number in sorted(FINDINGS)))
 
 
-def findings_table(tables: dict[str, pl.DataFrame], model_paths: ModelPaths = None) -> pl.DataFrame:
+def findings_table(tables: dict[str, pl.DataFrame], model_paths: ModelPaths = None,
+                   rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
     """Every finding, in the order of its number, from the pairs tables this run made (a table
     missing from `tables`: its stage was off)."""
-    return pl.concat([FINDINGS[number].judge(tables.get(FINDINGS[number].source), model_paths)
+    return pl.concat([FINDINGS[number].judge(tables.get(FINDINGS[number].source), model_paths, rules)
                       for number in sorted(FINDINGS)])
 

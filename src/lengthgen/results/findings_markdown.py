@@ -8,40 +8,60 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..lengthbins.table import MIRROR_TOLERANCE
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..stats import LEVEL, PERMUTATIONS, interval_text, p_text
 from .findings import (
     AGREE,
-    BOTH_FAIL,
     CONTRADICTED,
+    DEFAULT_RULES,
+    FAIL_ALIKE,
     FAILING,
     FINDINGS,
     NOISE,
+    NOT_LEARNT,
     NOT_RUN,
     SHOWN,
     ModelPaths,
+    VerdictRules,
     findings_table,
     missing,
 )
 
 
 def _side(row: dict, side: str) -> str:
-    return (f"{row[side]}: {row[f'{side}_value']:.2f} {interval_text(row[f'{side}_low'], row[f'{side}_high'])}"
-            .strip())
+    text = f"{row[side]}: {row[f'{side}_value']:.2f} {interval_text(row[f'{side}_low'], row[f'{side}_high'])}".strip()
+    if not missing(row.get(f"{side}_in_distribution")):
+        text += f" (in distribution {row[f'{side}_in_distribution']:.2f}, drop {row[f'{side}_drop']:+.2f})"
+    return text
 
 
-def _test(row: dict) -> str:
+def _seeds(row: dict) -> str:
+    """How the training runs lean: "3 of 3 seeds first above"; one run says so."""
+    if missing(row.get("seeds")):
+        return ""
+    text = f"{row['seeds_first_above']} of {row['seeds']} seeds {row['first']} above"
+    if row["seeds_second_above"]:
+        text += f", {row['seeds_second_above']} {row['second']} above"
+    return text if row["seeds"] > 1 else text + " (one seed: between-seed variation not measured)"
+
+
+def _test(row: dict, margin: float) -> str:
     """The difference, and what decided the verdict: the Holm p over the family ("above"), or the
-    interval against the margin with its family-wise widening ("agree")."""
+    interval against the margin with its family-wise widening and the margins at which the verdict
+    flips ("agree")."""
     if row["kind"] == AGREE:
         text = (f"difference {row['difference']:+.2f} {interval_text(row['difference_low'], row['difference_high'])}"
-                f" against ±{MIRROR_TOLERANCE}")
+                f" against ±{margin}")
         if (row["family_size"] or 0) > 1 and not missing(row.get("family_low")):
             text += (f"; family-wise {interval_text(row['family_low'], row['family_high'])} "
                      f"({row['family_size']} pairs)")
+        if not missing(row.get("shown_from_margin")):
+            text += f"; shown from margin {row['shown_from_margin']:.2f}"
+            contradicted = row.get("contradicted_below_margin")
+            text += (f", contradicted below {contradicted:.2f}" if not missing(contradicted)
+                     else ", contradicted at no margin")
         return text
     text = f"difference {row['difference']:+.2f}"
     if not missing(row.get("difference_low")):
@@ -72,9 +92,10 @@ def glance(frame: pl.DataFrame) -> pl.DataFrame:
     for (finding, claim, system, measure, length), group in (
             frame.with_columns(by_length.alias("_length"))
             .group_by(["finding", "claim", "system", "measure", "_length"], maintain_order=True)):
-        counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE) if (n := (group["verdict"] == v).sum())]
-        if failing := (group["note"] == BOTH_FAIL).sum():
-            counts.append(f"{failing} of them {BOTH_FAIL}")
+        counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE, FAIL_ALIKE, NOT_LEARNT)
+                  if (n := (group["verdict"] == v).sum())]
+        if (group["verdict"] != NOT_RUN).any() and (group["seeds"].fill_null(1) <= 1).all():
+            counts.append("judged on one seed")
         name = "" if finding in named else _finding_name(finding)  # each finding named on its first line
         named.add(finding)
         rows.append({"finding": name, "claim": claim, "system": system, "measure": measure, "length": length or "",
@@ -83,13 +104,16 @@ def glance(frame: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> str:
+def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None, rules: VerdictRules = DEFAULT_RULES) -> str:
     """The findings at a glance, then every comparison with its numbers, test and the paper's."""
+    margin = rules.margin
     ran = frame.filter(pl.col("verdict") != NOT_RUN)
     details = pl.DataFrame([{
         "finding": r["finding"], "system": r["system"], "measure": r["measure"], "length": r["length"],
-        "comparison": r["kind"], "first": _side(r, "first"), "second": _side(r, "second"), "test": _test(r),
-        "paper": _paper(r), "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else "")}
+        "comparison": r["kind"], "first": _side(r, "first"), "second": _side(r, "second"),
+        "test": _test(r, margin), "seeds": _seeds(r), "paper": _paper(r),
+        "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else ""),
+        "pooled rules": r["pooled_verdict"]}
         for r in ran.iter_rows(named=True)])
     parts = ["# Did the paper's findings reproduce here?", "",
              "One line per finding, claim, system and measure (fine-tuning: and out-of-distribution bin): a "
@@ -104,9 +128,14 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
              f"{LEVEL} with that sign, contradicted when below {LEVEL} with the other (\"Holm p ... of m\"; one "
              f"of 12 at p = 0.03 is Holm p = 0.36, noise). \"agree\": an expressible mirror pair "
              f"(right/forward task first); shown when the 95% interval of the difference lies inside "
-             f"±{MIRROR_TOLERANCE}, contradicted when the family-wise interval (each 95% half-width times "
+             f"±{margin}, contradicted when the family-wise interval (each 95% half-width times "
              f"z(1 - {LEVEL}/2m) / z(1 - {LEVEL}/2), Bonferroni over the family's m pairs) lies wholly outside "
-             f"(a note says when both sides are below {FAILING}: agreement then is not generalisation). A "
+             f"(two sides both below {FAILING} are `{FAIL_ALIKE}`, never shown: agreement then is not "
+             f"generalisation). **{NOT_LEARNT}**: the side the theory says generalises (a mirror pair: both) was "
+             f"below {rules.learnt} in distribution, so its length generalisation is not what was measured; such a "
+             "comparison counts neither way and is left out of its family. The training run (seed) is the unit: "
+             "with several seeds, t intervals and tests over the seeds' values (see docs/statistics.md); "
+             "`pooled rules` is the verdict the old rules (every seed's examples pooled, no learnt gate) gave. A "
              "permutation p at its floor, 1/(permutations + 1), reads p < 1e-4. Values with their 95% "
              "intervals; the paper's numbers where it reports them, with the setting they are from.", "",
              to_markdown(details) if details.height else "(no stage ran)\n"]
@@ -115,9 +144,11 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None) -> st
     return "\n".join(parts)
 
 
-def write_findings(paths: dict[str, str], model_paths: ModelPaths, provenance: Provenance, outputs) -> None:
+def write_findings(paths: dict[str, str], model_paths: ModelPaths, provenance: Provenance, rules: dict | None,
+                   outputs) -> None:
     """paths: pairs-table name -> parquet, for the stages this config runs; model_paths: registry
-    name -> hub path, for the paper's numbers."""
+    name -> hub path, for the paper's numbers; rules: config `findings` (margin, learnt)."""
     provenance = provenance.record()
-    frame = findings_table({name: read_frame(path) for name, path in paths.items()}, model_paths)
-    write_table(frame, outputs, provenance, markdown=findings_markdown(frame, provenance))
+    rules = VerdictRules(**(rules or {}))
+    frame = findings_table({name: read_frame(path) for name, path in paths.items()}, model_paths, rules)
+    write_table(frame, outputs, provenance, markdown=findings_markdown(frame, provenance, rules))
