@@ -184,3 +184,16 @@ def test_key_order_and_restated_defaults_give_the_same_params():
     default = load_schema()["properties"]["scratch"]["properties"]["greedy"]
     assert "default" in default
     assert repr(validate_config(with_change("scratch.greedy", default["default"]))) == repr(plain)
+
+
+def test_a_reordered_set_is_the_same_config():
+    """Tasks, seeds and the corpora's fine-tuning tasks are sets: their order changes no param."""
+    config = validate_config(SMOKE, check_availability=False)
+    reordered = copy.deepcopy(SMOKE)
+    reordered["tasks"] = list(reversed(config["tasks"]))
+    reordered["seeds"] = [2, 0, 1]
+    reordered.setdefault("corpora", {}).setdefault("finetune", {})["tasks"] = ["UB", "UF", "UL", "UR"]
+    base = copy.deepcopy(SMOKE)
+    base["seeds"] = [0, 1, 2]
+    assert validate_config(reordered, check_availability=False) == validate_config(base, check_availability=False)
+    assert validate_config(reordered, check_availability=False)["tasks"] == config["tasks"]

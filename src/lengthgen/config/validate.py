@@ -15,7 +15,7 @@ import jsonschema
 import yaml
 
 from ..settings import ConfigError
-from ..tasks import FAMILIES, LengthBin, get_task
+from ..tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 from ..tasks.generate import check_settings
 from .sections import corpus_models, held_out, scratch_family_settings, scratch_lengths
 
@@ -173,7 +173,16 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     add_shipped_models(config)
     check_models(config, check_availability, search)
     check_positions(config, search)
-    return canonical(config)
+    return canonical(set_order(config))
+
+
+def set_order(config: dict) -> dict:
+    """The lists that are sets (the tasks, the seeds, the corpora's fine-tuning tasks) in one order:
+    the tasks' own and ascending seeds, so a reordered list is not a change and reruns nothing."""
+    ordered = lambda tasks: [task for task in TASK_NAMES if task in tasks]  # noqa: E731
+    config["tasks"], config["seeds"] = ordered(config["tasks"]), sorted(config["seeds"])
+    config["corpora"]["finetune"]["tasks"] = ordered(config["corpora"]["finetune"]["tasks"])
+    return config
 
 
 def canonical(value):
