@@ -357,3 +357,17 @@ def test_the_asymmetry_lines_state_each_pair_with_its_interval_and_verdict():
         "- m2, accuracy (n = 20 paired examples per pair): UR 0.10 [0.05, 0.20] vs UL 0.30 [0.20, 0.40]: "
         "left/backward above (p = 0.04).",
     ]
+
+
+def test_one_task_without_its_mirror_has_nothing_to_compare_and_its_finding_is_not_run():
+    """`tasks: [UF]`: no mirror pair, so the pairs table is empty; its markdown and the finding say so."""
+    from lengthgen.icl.table import asymmetry, pair_tests
+    from lengthgen.results.findings import NOT_RUN, in_context_finding
+
+    examples = pl.DataFrame({"model": ["m"] * 2, "task": ["UF"] * 2, "bin": ["5"] * 2, "seed": [0, 0],
+                             "example": [0, 1], "variant": ["a", "a"], "correct": [True, False],
+                             "tf_symbol_accuracy": [1.0, 0.5]})
+    pairs = pair_tests(examples)
+    assert pairs.is_empty()
+    assert asymmetry(pairs) == ["- nothing to compare: the config's tasks hold no mirror pair."]
+    assert set(in_context_finding(pairs)["verdict"]) == {NOT_RUN}

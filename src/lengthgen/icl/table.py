@@ -138,7 +138,10 @@ def _preference(model: str, left: str, rows: pl.DataFrame) -> dict:
 
 
 def asymmetry(pairs: pl.DataFrame) -> list[str]:
-    """One line per model and measure: each mirror pair's means, intervals and test verdict."""
+    """One line per model and measure: each mirror pair's means, intervals and test verdict ("nothing
+    to compare" when the config's tasks hold no mirror pair: the pairs table is then empty)."""
+    if pairs.is_empty() or "model" not in pairs.columns:
+        return ["- nothing to compare: the config's tasks hold no mirror pair."]
     lines = []
     for (model, measure), rows in pairs.group_by(["model", "measure"], maintain_order=True):
         if measure == "right_preference":
