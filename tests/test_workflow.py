@@ -117,10 +117,17 @@ def test_findings_give_a_verdict_for_every_finding_the_run_ran(finished):
     workdir, _ = finished
     tables = workdir / "results" / "tables"
     findings = pl.read_parquet(tables / "findings.parquet")
-    verdicts = {"shown", "contradicted", "not distinguishable from noise"}
+    verdicts = {"shown", "contradicted", "not distinguishable from noise", "not learnt"}
     # From scratch ran: both of its claims judged, on each family's longest bin (9-12), APE.
     scratch = findings.filter(pl.col("finding") == 1)
     assert set(scratch["verdict"]) <= verdicts and set(scratch["claim_verdict"]) <= verdicts
+    # The smoke models train 20 steps: a comparison whose sides did not reach findings.learnt in distribution
+    # is gated, and its row shows the in-distribution numbers that gated it.
+    gated = scratch.filter(pl.col("verdict") == "not learnt")
+    learnt = 0.95  # the schema's default findings.learnt
+    assert gated.select(pl.min_horizontal("first_in_distribution", "second_in_distribution") < learnt).to_series().all()
+    judged = scratch.filter(pl.col("verdict") != "not learnt")
+    assert judged.select(pl.col("first_in_distribution") >= learnt).to_series().all()
     assert scratch.select("first", "second", "kind").rows() == [("UR", "NRLast", "above"), ("UL", "NRLast", "above"),
                                                                 ("UF", "NB", "above"), ("UR", "UL", "agree")]
     assert set(scratch["system"]) == {"ape"} and set(scratch["length"]) == {"9-12"}
