@@ -61,7 +61,8 @@ def test_a_parquet_is_written_with_its_sha256_beside_it(tmp_path):
     path = a_table(tmp_path)
     stat = path.stat()
     assert sidecar(path).read_text() == (f"{hashlib.sha256(path.read_bytes()).hexdigest()}  scratch.parquet\n"
-                                         f"# written as inode {stat.st_dev}:{stat.st_ino}\n")
+                                         f"# written as inode {stat.st_dev}:{stat.st_ino}\n"
+                                         f"# written at {TABLE}\n")
     assert read_frame(path).height == 200 and read_provenance(path) == {"seed": 0}
     assert sorted(p.name for p in path.parent.iterdir()) == ["scratch.parquet", "scratch.parquet.sha256"]
     check = subprocess.run(["sha256sum", "-c", "scratch.parquet.sha256"], cwd=path.parent, capture_output=True,
@@ -206,6 +207,7 @@ def test_a_full_disk_in_a_run_rule_is_one_line_in_its_log_and_on_the_terminal(tm
 
     outputs = SimpleNamespace(parquet=tmp_path / TABLE, markdown=tmp_path / "results/tables/scratch.md")
     log = tmp_path / "job.log"
+    a_table(tmp_path)  # the table of an earlier run, with its sidecar
     monkeypatch.setattr(pq, "write_table", no_space)
     with pytest.raises(WriteFailed), job_log([str(log)], [str(outputs.parquet)]):
         write_table(pl.DataFrame({"x": [1]}), outputs, {"config_hash": "h", "code_version": "v", "device": "cpu"})
@@ -213,6 +215,36 @@ def test_a_full_disk_in_a_run_rule_is_one_line_in_its_log_and_on_the_terminal(tm
             f"system and rerun the target: snakemake {TABLE}")
     assert log.read_text() == line + "\n"  # the reason, no traceback
     assert capsys.readouterr().err == f"{line} (details in {log})\n"
+    # Snakemake removes a failed job's outputs; their sidecars are gone already, not left beside nothing.
+    assert not sidecar(outputs.parquet).exists()
+
+
+SCRIPT_JOB = """
+import sys, warnings
+from types import SimpleNamespace
+from lengthgen import runtime
+from lengthgen.engine.run import DamagedCheckpointWarning
+from lengthgen.records.files import WriteFailed
+log, table = sys.argv[1:]
+runtime.start_job(SimpleNamespace(log=[log], output=[table], threads=1))
+warnings.warn("state.pt: set aside as state.pt.damaged; run NB/nope/seed0 starts again from step 0",
+              DamagedCheckpointWarning)
+warnings.warn("a library's chatter", UserWarning)
+raise WriteFailed(table, OSError(28, "No space left on device"))
+"""
+
+
+def test_a_script_job_shows_a_set_aside_checkpoint_on_the_terminal_and_a_failed_one_drops_its_sidecars(tmp_path):
+    table, log = a_table(tmp_path), tmp_path / "job.log"
+    run = subprocess.run([sys.executable, "-c", SCRIPT_JOB, str(log), str(table)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1
+    terminal = run.stderr.splitlines()
+    assert terminal[0] == ("lengthgen: state.pt: set aside as state.pt.damaged; run NB/nope/seed0 starts again "
+                           f"from step 0 (details in {log})")
+    assert len(terminal) == 2 and terminal[1].startswith(f"lengthgen: {table}: cannot be written")
+    assert "a library's chatter" in log.read_text() and "DamagedCheckpointWarning" in log.read_text()
+    assert table.exists() and not sidecar(table).exists()
 
 
 # -- (a) training checkpoints carry their sha256 ---------------------------------------------------------
@@ -431,3 +463,65 @@ def test_verify_does_not_flag_a_sidecar_for_a_removed_file(tmp_path):
     table.unlink()  # Snakemake removed a failed job's output; its sidecar stays until the rule writes again
     assert verify_project(tmp_path) == []
     assert files.sidecar_of(table).exists()
+
+
+# -- another output's file copied in, sidecar and all ----------------------------------------------------
+
+UB_DATA, UF_DATA = "results/data/tokens/UB/26-32/seed0.parquet", "results/data/tokens/UF/26-32/seed0.parquet"
+
+
+def a_data_file(root, path=UB_DATA):
+    rows = 10
+    table = pa.table({"encoding": ["tokens"] * rows, "task": ["UB"] * rows, "bin": ["26-32"] * rows,
+                      "seed": [0] * rows, "input": ["a b c"] * rows})
+    write_parquet(table, root / path, {"seed": 0})
+    return root / path
+
+
+def copy_with_sidecar(source, target):
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, target)
+    shutil.copy(sidecar(source), sidecar(target))
+
+
+def test_another_tasks_data_file_copied_with_its_sidecar_is_refused_and_verify_names_it(tmp_path):
+    copy_with_sidecar(a_data_file(tmp_path), tmp_path / UF_DATA)
+    with pytest.raises(DamagedFile, match=f"was written at {UB_DATA}"):
+        read_table(tmp_path / UF_DATA)
+    found = {f.path: f for f in verify_project(tmp_path)}
+    assert list(found) == [str(tmp_path / UF_DATA)]
+    assert found[str(tmp_path / UF_DATA)].target == UF_DATA
+    assert report(list(found.values()))[0].splitlines()[-1] == f"rebuild: snakemake --forcerun {UF_DATA}"
+    # A sidecar written before it noted the place: the rows' task still gives the copy away.
+    note = sidecar(tmp_path / UF_DATA)
+    note.write_text("".join(line for line in note.read_text().splitlines(keepends=True) if "written at" not in line))
+    found = verify_project(tmp_path)
+    assert [f.path for f in found] == [str(tmp_path / UF_DATA)]
+    assert found[0].problem == "holds data of task UB, but is read as UF tokens/26-32 seed 0 data"
+
+
+def test_another_models_table_copied_with_its_sidecar_is_named(tmp_path):
+    """Same file name, another model's folder: the sidecar's `SHA256  NAME` line matches; its place does not."""
+    written, copied = "results/icl/gpt2/copy.parquet", "results/icl/smollm2/copy.parquet"
+    copy_with_sidecar(a_table(tmp_path, written), tmp_path / copied)
+    found = verify_project(tmp_path)
+    assert [(f.path, f.problem, f.target) for f in found] == [
+        (str(tmp_path / copied), f"was written at {written} (another output's file, copied here)", copied)]
+
+
+def test_another_tasks_model_copied_with_its_manifest_is_refused_and_verify_names_it(trained, tmp_path):
+    import shutil
+
+    root = trained[0]
+    copy = tmp_path / "results/scratch/NR/nope/seed0/model"
+    shutil.copytree(root / MODEL, copy)
+    assert storage.verify_model_directory(root / MODEL)
+    with pytest.raises(DamagedFile, match=f"was written at {MODEL}"):
+        storage.verify_model_directory(copy)
+    found = verify_project(tmp_path)
+    assert [(f.kind, f.path, f.target) for f in found] == [("damaged", str(copy), "results/scratch/NR/nope/seed0/model")]
+    # The manifest stays what `sha256sum -c` checks: the note is a comment it skips.
+    check = subprocess.run(["sha256sum", "-c", "manifest.sha256"], cwd=root / MODEL, capture_output=True, text=True)
+    assert check.returncode == 0 and check.stderr == "", check.stderr

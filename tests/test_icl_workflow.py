@@ -56,6 +56,10 @@ def test_icl_stage_end_to_end(tmp_path):
     assert again.get_column("from_cache").all()
     assert again.get_column("prediction").to_list() == family.get_column("prediction").to_list()
 
+    # The tasks are a set: listed in another order, nothing is planned (not the predictions, not a table).
+    reordered = {**config, "tasks": config["tasks"][::-1]}
+    assert planned_jobs(tmp_path, reordered) == []
+
     # Rewritten with the same bytes: Snakemake's checksum sees nothing changed.
     weights = tmp_path / "tiny" / "model.safetensors"
     weights.write_bytes(weights.read_bytes())
@@ -67,6 +71,21 @@ def test_icl_stage_end_to_end(tmp_path):
     retrain_in_place(weights)
     jobs = planned_jobs(tmp_path, config)
     assert {w["family"] for rule, w in jobs if rule == "icl_predict"} == {"retrieval", "copying"}
+
+
+def test_one_task_without_its_mirror_runs_through_and_says_there_is_nothing_to_compare(tmp_path):
+    save_tiny_model(tmp_path / "tiny")
+    config = icl_config(tmp_path / "tiny")
+    config["tasks"] = ["UF"]
+    config["icl"]["variants"] = {"copying": ["bare"]}
+    run = snakemake(tmp_path, config)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tables = tmp_path / "results" / "tables"
+    assert set(pl.read_parquet(tables / "icl.parquet")["task"]) == {"UF"}
+    assert "nothing to compare: the config's tasks hold no mirror pair" in (tables / "icl.md").read_text()
+    findings = pl.read_parquet(tables / "findings.parquet").filter(pl.col("finding") == 2)
+    assert findings.height and set(findings["verdict"]) == {"not run"}
+    assert set(findings["note"]) == {"the stage compared nothing: the config's tasks hold no pair"}
 
 
 def test_hub_model_while_offline_fails_before_any_job(tmp_path):

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +26,33 @@ class ExpectedFailure(Exception):
 # the log that holds the details.
 _terminal = None
 _terminal_log = None
+_outputs: list[str] = []  # a script job's outputs: a failed job's sidecars go with them
+
+
+class TerminalWarning(UserWarning):
+    """A warning a user must see (work thrown away and redone): a job shows it as one line on
+    Snakemake's terminal as well as in its log."""
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _plain_showwarning(message, category, filename, lineno, file, line)
+    if _terminal is not None and issubclass(category, TerminalWarning):
+        print(f"lengthgen: {message} (details in {_terminal_log})", file=_terminal, flush=True)
+
+
+_plain_showwarning = warnings.showwarning
+
+
+def drop_sidecars(outputs) -> None:
+    """After a failed job: Snakemake removes its outputs (a partial table), so their sha256 sidecars
+    go too, rather than lie beside nothing (or beside the old file, under --keep-incomplete)."""
+    from .records.files import sidecar_of
+
+    for output in outputs:
+        try:
+            sidecar_of(output).unlink(missing_ok=True)
+        except OSError:
+            pass  # not ours to stop on: the failure itself is what the user sees
 
 
 def one_line_reason(error: BaseException) -> str:
@@ -36,6 +64,7 @@ def one_line_reason(error: BaseException) -> str:
 
 
 def _one_line_for_expected(kind, error, trace) -> None:
+    drop_sidecars(_outputs)
     line = one_line_reason(error)
     if isinstance(error, ExpectedFailure):
         print(line, file=sys.stderr)
@@ -55,6 +84,7 @@ def log_to(path) -> None:
     if _terminal is None:
         _terminal = os.fdopen(os.dup(2), "w", buffering=1)
         _terminal_log = str(path)
+        warnings.showwarning = _show_warning
     handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask decides, as for every other result
     os.dup2(handle, 1)
     os.dup2(handle, 2)
@@ -108,6 +138,7 @@ def job_log(log, outputs):
             yield
             report_outputs(outputs, started)
         except BaseException as error:
+            drop_sidecars(outputs)
             if isinstance(error, ExpectedFailure):
                 print(one_line_reason(error), file=handle, flush=True)
             else:
@@ -168,6 +199,7 @@ def start_job(snakemake, uses_torch: bool = False) -> str:
     """What every workflow script does first: log to the rule's log file, report an expected failure
     as one line and, for a job that runs a model, pin its threads. Returns the device name for
     provenance ("cpu" for jobs without torch)."""
+    _outputs[:] = list(snakemake.output)
     if snakemake.log:
         log_to(snakemake.log[0])
         atexit.register(report_outputs, list(snakemake.output), time.monotonic())

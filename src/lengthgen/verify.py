@@ -1,10 +1,12 @@
 """`python -m lengthgen verify`: which files of a finished project can be trusted.
 
 Every result table matches the sha256 written beside it (`FILE.sha256`) and opens, every model
-matches the manifest written with it, every prediction cache shard matches its checksum, every
-training checkpoint its sha256, and no intermediate is missing while a file made from it exists
-(from Snakemake's own records in `.snakemake/metadata`). What is damaged is listed with the
-Snakemake command that makes it, and what was made from it, again.
+matches the manifest written with it, each lies where it was written (a file of another task
+copied in with its sidecar or manifest is named; a data file's rows name its task, bin and
+seed), every prediction cache shard matches its checksum, every training checkpoint its sha256,
+and no intermediate is missing while a file made from it exists (from Snakemake's own records
+in `.snakemake/metadata`). What is damaged is listed with the Snakemake command that makes it,
+and what was made from it, again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from .inference.cache import read_shard
 from .models.storage import MANIFEST, unreadable_file, verify_model_directory
 from .records.files import SIDECAR, DamagedFile, check_readable, rebuild_target
+from .tasks.datafile import identity_of_path, read_examples
 
 PREDICTION_RULES = ("icl_predict", "realistic_predict")  # the rules that read the prediction cache
 SKIPPED = ("checkpoints", "logs", "benchmarks")  # resumable state and run records, not results
@@ -72,6 +75,8 @@ def check_tables(results: Path, cache: Path | None) -> list[Finding]:
             continue
         try:
             check_readable(path)
+            if identity_of_path(path) is not None:
+                read_examples(path, columns=[])  # its rows' task, bin, seed: what every reader of it checks
         except DamagedFile as damaged:
             findings.append(Finding("damaged", str(path), damaged.problem, rebuild_target(path)))
             continue

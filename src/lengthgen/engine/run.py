@@ -26,6 +26,7 @@ import torch
 from ..devices import pick_device
 from ..records.files import DamagedFile, WriteFailed, atomic_path, reading, sidecar_of, verify_checksum
 from ..records.provenance import Provenance, canonical_json, config_hash
+from ..runtime import TerminalWarning
 from .sequences import IGNORE, length_buckets
 from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
 
@@ -35,8 +36,8 @@ CHECKPOINT_KEYS = ("fingerprint", "step", "done", "model", "optimizer", "schedul
 SAVE_REMEDY = "free space on its file system and rerun the job: it resumes from the last checkpoint written"
 
 
-class DamagedCheckpointWarning(UserWarning):
-    """A checkpoint that was set aside: its run starts again from step 0."""
+class DamagedCheckpointWarning(TerminalWarning):
+    """A checkpoint that was set aside: its run starts again from step 0 (said on the terminal too)."""
 
 
 def check_checkpoint(path) -> bool:

@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..records.files import DamagedFile, check_safetensors, read_json, sha256_of
+from ..records.files import PLACE_NOTE, DamagedFile, check_place, check_safetensors, read_json, results_place, sha256_of
 
 WHOLE_FILE_LIMIT = 64 * 2**20  # larger files enter a fingerprint by their sha256, kept in the hash cache
 HASH_CACHE_ENV = "LENGTHGEN_HASH_CACHE"  # the file that keeps them (default ~/.cache/lengthgen/sha256.json)
@@ -28,7 +28,7 @@ def save_hf_directory(model, tokenizer, model_dir, extra: dict[str, str] | None 
     tokenizer.save_pretrained(partial)
     for name, text in (extra or {}).items():
         (partial / name).write_text(text)
-    write_manifest(partial)
+    write_manifest(partial, place=results_place(model_dir))
     readable_by_all(partial)
     shutil.rmtree(model_dir, ignore_errors=True)
     partial.rename(model_dir)
@@ -50,10 +50,19 @@ def _model_files(folder: Path) -> list[Path]:
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
-def write_manifest(folder) -> None:
+def write_manifest(folder, place: str | None = None) -> None:
+    """place: where under results/ the model goes (a comment line that `sha256sum -c` skips)."""
     folder = Path(folder)
-    lines = [f"{sha256_of(f)}  {f.relative_to(folder).as_posix()}\n" for f in _model_files(folder)]
+    lines = [f"{PLACE_NOTE}{place}\n"] if place is not None else []
+    lines += [f"{sha256_of(f)}  {f.relative_to(folder).as_posix()}\n" for f in _model_files(folder)]
     (folder / MANIFEST).write_text("".join(lines))
+
+
+def manifest_place(folder) -> str | None:
+    """Where under results/ the model was written (None: not noted, or no manifest)."""
+    path = Path(folder) / MANIFEST
+    first = path.read_text().partition("\n")[0] if path.is_file() else ""
+    return first.removeprefix(PLACE_NOTE) if first.startswith(PLACE_NOTE) else None
 
 
 def read_manifest(folder) -> dict[str, str] | None:
@@ -63,6 +72,8 @@ def read_manifest(folder) -> dict[str, str] | None:
         return None
     entries = {}
     for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            continue  # a note (where it was written), as `sha256sum -c` skips it
         digest, _, name = line.partition("  ")
         if len(digest) != 64 or not name:
             raise DamagedFile(path, f"line {line[:80]!r} is not `SHA256  FILE`", owner=folder)
@@ -82,6 +93,7 @@ def verify_model_directory(folder) -> bool:
         return False
     files = _model_files(folder)
     state = tuple((f.relative_to(folder).as_posix(), (s := f.stat()).st_size, s.st_mtime_ns) for f in files)
+    check_place(folder, manifest_place(folder), owner=folder)
     if _VERIFIED.get(str(folder.resolve())) == state:
         return True
     for name, digest in expected.items():

@@ -13,8 +13,10 @@ sidecar removed, the file renamed into place, then its sidecar written (atomical
 in between leaves a file without a sidecar (read unverified, as files written before sidecars),
 never a fresh file beside a stale sidecar. The sidecar also notes the file's inode: a path that
 is a link to another file (an entry of Snakemake's between-workflow cache that another workflow
-made, linked in where a sidecar of an older file lies) is not checked against it. A failed write
-(a full disk) is `WriteFailed`, naming the file.
+made, linked in where a sidecar of an older file lies) is not checked against it. It notes the
+place under `results/` the file was written at too: another task's file copied in with its
+sidecar checks out byte for byte, but not at the place it was copied to. A failed write (a full
+disk) is `WriteFailed`, naming the file.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..runtime import ExpectedFailure
 RESULTS = "results"  # the workflow's output folder: what lies under it, Snakemake can make again
 SIDECAR = ".sha256"  # FILE.sha256 beside FILE: its sha256 as `sha256sum` writes it
 INODE_NOTE = "# written as inode "  # the sidecar's second line, a comment that `sha256sum -c` skips
+PLACE_NOTE = "# written at "  # its third (and a model manifest's first): the path from results/ on
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -52,11 +55,25 @@ def rebuild_target(path, owner=None) -> str | None:
     path = Path(path)
     if owner is None:
         owner = path.parent if not path.is_dir() and (path.parent / "config.json").is_file() else path
-    parts = Path(owner).parts
+    return results_place(owner)
+
+
+def results_place(path) -> str | None:
+    """A path from its (last) `results` folder on: where the workflow wrote it, wherever the project
+    lies; None for a path outside one."""
+    parts = Path(path).parts
     if RESULTS not in parts:
         return None
     start = len(parts) - 1 - parts[::-1].index(RESULTS)
     return Path(*parts[start:]).as_posix()
+
+
+def check_place(path, written_at: str | None, owner=None) -> None:
+    """DamagedFile when a file (or model directory) written at one place under results/ now lies at
+    another: a copy of another task's output, which would be read as this one's."""
+    here = results_place(path)
+    if written_at is not None and here is not None and written_at != here:
+        raise DamagedFile(path, f"was written at {written_at} (another output's file, copied here)", owner=owner)
 
 
 def remedy_for(path, owner=None) -> str:
@@ -135,9 +152,9 @@ def sha256_of(path, chunk: int = 2**24) -> str:
     return digest.hexdigest()
 
 
-def read_sidecar(path) -> tuple[str, str | None] | None:
-    """The sha256 written with `path` and the inode (`DEV:INO`) it was written as (None: no
-    sidecar, a file written before they existed)."""
+def read_sidecar(path) -> tuple[str, str | None, str | None] | None:
+    """The sha256 written with `path`, the inode (`DEV:INO`) it was written as and the place under
+    results/ it was written at (None: no sidecar, a file written before they existed)."""
     sidecar = sidecar_of(path)
     try:
         text = sidecar.read_text()
@@ -150,7 +167,8 @@ def read_sidecar(path) -> tuple[str, str | None] | None:
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or name != Path(path).name:
         raise DamagedFile(sidecar, f"is not `SHA256  {Path(path).name}`", owner=path)
     inode = next((line.removeprefix(INODE_NOTE) for line in rest if line.startswith(INODE_NOTE)), None)
-    return digest, inode
+    place = next((line.removeprefix(PLACE_NOTE) for line in rest if line.startswith(PLACE_NOTE)), None)
+    return digest, inode, place
 
 
 def _inode(stat: os.stat_result) -> str:
@@ -175,7 +193,7 @@ def verify_checksum(path) -> bool:
     recorded = read_sidecar(path)
     if recorded is None:
         return False
-    digest, inode = recorded
+    digest, inode, place = recorded
     if path.is_symlink() and inode is not None and inode != _inode(path.stat()):
         # A link to a file other than the one written here: Snakemake's between-workflow cache
         # links an entry another workflow made. (A file it moved into the cache keeps its inode.)
@@ -184,6 +202,7 @@ def verify_checksum(path) -> bool:
         actual = sha256_of(path)
     if actual != digest:
         raise DamagedFile(path, f"differs from the sha256 in {sidecar_of(path).name}, written with it")
+    check_place(path, place)
     _VERIFIED[key] = state
     return True
 
@@ -225,7 +244,9 @@ def atomic_path(path: str | os.PathLike, checksum: bool = False, remedy: str | N
         sidecar.unlink(missing_ok=True)  # never a fresh file beside the sidecar of an old one
         os.replace(tmp, path)
         if digest is not None:
-            _write_text_atomically(sidecar, f"{digest}  {path.name}\n{INODE_NOTE}{inode}\n")
+            place = results_place(path)
+            note = f"{PLACE_NOTE}{place}\n" if place is not None else ""
+            _write_text_atomically(sidecar, f"{digest}  {path.name}\n{INODE_NOTE}{inode}\n{note}")
     except ExpectedFailure:
         raise
     except OSError as error:
