@@ -75,7 +75,7 @@ def test_a_job_reports_a_damaged_file_in_one_line_without_a_traceback(tmp_path):
     script = ("from types import SimpleNamespace\n"
               "from lengthgen.runtime import start_job\n"
               "from lengthgen.tasks.summary import summarise_file\n"
-              "start_job(SimpleNamespace(log=[], threads=1))\n"
+              "start_job(SimpleNamespace(log=[], output=[], threads=1))\n"
               f"summarise_file({str(path)!r})\n")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode == 1

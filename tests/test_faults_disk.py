@@ -370,7 +370,7 @@ def test_a_full_disk_at_a_checkpoint_save_is_one_line_from_a_job(tmp_path):
         "from types import SimpleNamespace\n"
         "sys.path.insert(0, sys.argv[2])\n"
         "from lengthgen.runtime import start_job\n"
-        "start_job(SimpleNamespace(log=[], threads=1))\n"
+        "start_job(SimpleNamespace(log=[], output=[], threads=1))\n"
         "import torch\n"
         "def full(*a, **k):\n"
         "    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))\n"

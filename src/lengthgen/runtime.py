@@ -43,14 +43,20 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _plain_showwarning = warnings.showwarning
 
 
-def drop_sidecars(outputs) -> None:
-    """After a failed job: Snakemake removes its outputs (a partial table), so their sha256 sidecars
-    go too, rather than lie beside nothing (or beside the old file, under --keep-incomplete)."""
-    from .records.files import sidecar_of
+_failure_hooks: list = []  # what a failed job does to its outputs before Snakemake removes them
 
-    for output in outputs:
+
+def on_failure(hook) -> None:
+    """Register `hook(outputs)`, run when a job fails (a layer above this one, e.g. the records
+    layer dropping its outputs' sha256 sidecars, which would otherwise lie beside nothing)."""
+    if hook not in _failure_hooks:
+        _failure_hooks.append(hook)
+
+
+def _failed(outputs) -> None:
+    for hook in _failure_hooks:
         try:
-            sidecar_of(output).unlink(missing_ok=True)
+            hook(list(outputs))
         except OSError:
             pass  # not ours to stop on: the failure itself is what the user sees
 
@@ -64,7 +70,7 @@ def one_line_reason(error: BaseException) -> str:
 
 
 def _one_line_for_expected(kind, error, trace) -> None:
-    drop_sidecars(_outputs)
+    _failed(_outputs)
     line = one_line_reason(error)
     if isinstance(error, ExpectedFailure):
         print(line, file=sys.stderr)
@@ -138,7 +144,7 @@ def job_log(log, outputs):
             yield
             report_outputs(outputs, started)
         except BaseException as error:
-            drop_sidecars(outputs)
+            _failed(outputs)
             if isinstance(error, ExpectedFailure):
                 print(one_line_reason(error), file=handle, flush=True)
             else:

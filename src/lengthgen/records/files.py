@@ -29,7 +29,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..runtime import ExpectedFailure
+from ..runtime import ExpectedFailure, on_failure
 
 RESULTS = "results"  # the workflow's output folder: what lies under it, Snakemake can make again
 SIDECAR = ".sha256"  # FILE.sha256 beside FILE: its sha256 as `sha256sum` writes it
@@ -142,6 +142,16 @@ def reading(path):
 def sidecar_of(path) -> Path:
     path = Path(path)
     return path.with_name(path.name + SIDECAR)
+
+
+def drop_sidecars(outputs) -> None:
+    """After a failed job: Snakemake removes its outputs (a partial table), so their sidecars go
+    too, rather than lie beside nothing (or beside the old file, under --keep-incomplete)."""
+    for output in outputs:
+        sidecar_of(output).unlink(missing_ok=True)
+
+
+on_failure(drop_sidecars)  # every job that can write a sidecar has imported this module
 
 
 def sha256_of(path, chunk: int = 2**24) -> str:
