@@ -1,6 +1,7 @@
 """The pretrained-model stages (in context, fine-tuning, the comparison) through Snakemake with a
 tiny local model; a hub id while offline fails first."""
 
+import copy
 import shutil
 
 import polars as pl
@@ -140,7 +141,7 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert set(judged["finding"]) == {1, 2, 3, 6} and set(judged["system"]) == {"ape", "tiny"}
     assert set(findings.filter(pl.col("finding").is_in([4, 5]))["verdict"]) == {"not run"}
     from transformers import AutoModelForCausalLM
-    tuned = tmp_path / "results" / "finetune" / "tiny" / "UF" / "seed0" / "model"
+    tuned = tmp_path / "results" / "finetune" / "tiny" / "default" / "UF" / "seed0" / "model"
     assert AutoModelForCausalLM.from_pretrained(tuned).config.model_type == "gpt2"
     assert planned_jobs(tmp_path, config) == []
 
@@ -148,12 +149,20 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     # evaluation is planned again, and the tables that follow from it; nothing else.
     (tuned / ".snakemake_timestamp").touch()
     jobs = planned_jobs(tmp_path, config)
-    assert [w for rule, w in jobs if rule == "finetune_eval"] == [{"model": "tiny", "task": "UF", "seed": "0"}]
+    assert [w for rule, w in jobs if rule == "finetune_eval"] == [
+        {"model": "tiny", "protocol": "default", "task": "UF", "seed": "0"}]
     assert [w for rule, w in jobs if rule == "mechanism"] == [{"subject": "finetune-tiny-UF-seed0"}]
     assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "finetune_pairs", "finetune_places",
                                           "comparison_table", "figure_finetune", "figure_comparison", "mechanism",
                                           "heads_table", "patching_table", "mechanism_pairs", "findings", "figure_mechanism",
                                           "tables_index", "all"}
+    # A second protocol: its own models (a grid axis), none of the default's again.
+    with_protocol = copy.deepcopy(config)
+    with_protocol["finetune"]["protocols"] = {"default": {}, "from-random": {"init": "random"}}
+    jobs = planned_jobs(tmp_path, with_protocol)
+    trained = [w for rule, w in jobs if rule == "finetune_train"]
+    assert {w["protocol"] for w in trained} == {"from-random"} and len(trained) == len(config["tasks"])
+    assert not {rule for rule, _ in jobs} & {"scratch_train", "icl_predict", "data"}
     # Other fine-tuning settings: every fine-tuned model, and only what follows from them.
     config["finetune"]["training"]["lr"] = 2e-3
     rules = {rule for rule, _ in planned_jobs(tmp_path, config)}

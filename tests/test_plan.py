@@ -93,7 +93,8 @@ def test_mechanism_subjects_and_their_models(default):
     subjects = mechanism.subjects(default)
     assert subjects["model-smollm2"] == ("registry", "smollm2")
     assert subjects["scratch-UF-ape-seed0"] == ("scratch", "UF", "ape", 0)
-    assert mechanism.trained_model(default, "finetune-embedded-UB-seed0") == "results/finetune/embedded/UB/seed0/model"
+    model = "results/finetune/embedded/default/UB/seed0/model"
+    assert mechanism.trained_model(default, "finetune-embedded-UB-seed0") == model
     assert mechanism.trained_model(default, "model-smollm2") is None
     assert mechanism.registry_model(default, "model-smollm2") == "smollm2"
     assert mechanism.params(default, "scratch-UF-ape-seed0")["spelling"] == {

@@ -114,6 +114,8 @@ class FinetuneTaskSettings(Settings):
     training: Mapping[str, Any]
     model: Mapping[str, Any] | None = None  # the registry entry (the job's; unused by the library)
     holdout: int | None = None  # that many of the training set held out for validation
+    keep: str | None = None  # the weights kept: None or "best" by validation accuracy, "last" the last step's
+    init: str | None = None  # None (pretrained) or "random": the model's architecture from its seed
 
 
 @dataclass(frozen=True)

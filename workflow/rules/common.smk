@@ -21,7 +21,8 @@ from lengthgen.plan import tables as tables_plan
 from lengthgen.plan.grid import known, stage_model
 from lengthgen.plan.models import RESOURCES, model_job
 from lengthgen.plan.tables import CATEGORIES
-from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, FIGURES, FINETUNE, ICL,
+from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, FIGURES, FINETUNE,
+                                  FINETUNE_CHECKPOINTS, ICL,
                                   MECHANISM, REALISTIC, RESULTS, SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path,
                                   data_path, log_path)
 from lengthgen.records.provenance import Provenance
@@ -68,6 +69,7 @@ wildcard_constraints:
     seed=r"\d+",
     pe="ape|rope|nope",
     model=r"[A-Za-z0-9_.-]+",
+    protocol=r"[A-Za-z0-9_-]+",
     subject=r"[A-Za-z0-9_.-]+",
     realistic="|".join(REALISTIC_TASKS),
     corpus="natural|reversed|balanced",

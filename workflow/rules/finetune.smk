@@ -9,14 +9,14 @@ rule finetune_train:
         model=directory(f"{FINETUNE}/model"),
         history=f"{FINETUNE}/training.parquet",
     params:
-        section=lambda w: finetune_plan.train_params(config, w.model, w.task),
-        checkpoint_dir=f"{RESULTS}/checkpoints/finetune/{{model}}/{{task}}/seed{{seed}}",
+        section=lambda w: finetune_plan.train_params(config, w.model, w.task, w.protocol),
+        checkpoint_dir=FINETUNE_CHECKPOINTS,
     resources:
         **model_job_resources("finetune_train", lambda w: stage_model(config, "finetune", w.model)),
     log:
-        log_path("finetune_train", "{model}/{task}/seed{seed}"),
+        log_path("finetune_train", "{model}/{protocol}/{task}/seed{seed}"),
     benchmark:
-        benchmark_path("finetune_train", "{model}/{task}/seed{seed}")
+        benchmark_path("finetune_train", "{model}/{protocol}/{task}/seed{seed}")
     conda:
         ENV
     script:
@@ -26,17 +26,17 @@ rule finetune_train:
 rule finetune_eval:
     input:
         model=f"{FINETUNE}/model",
-        data=lambda w: finetune_plan.eval_data(config, w.task, w.seed),
+        data=lambda w: finetune_plan.eval_data(config, w.task, w.seed, w.protocol),
     output:
         f"{FINETUNE}/eval.parquet",
     params:
-        section=lambda w: finetune_plan.eval_params(config, w.task),
+        section=lambda w: finetune_plan.eval_params(config, w.task, w.protocol),
     resources:
         **model_job_resources("finetune_eval", lambda w: stage_model(config, "finetune", w.model)),
     log:
-        log_path("finetune_eval", "{model}/{task}/seed{seed}"),
+        log_path("finetune_eval", "{model}/{protocol}/{task}/seed{seed}"),
     benchmark:
-        benchmark_path("finetune_eval", "{model}/{task}/seed{seed}")
+        benchmark_path("finetune_eval", "{model}/{protocol}/{task}/seed{seed}")
     conda:
         ENV
     script:
@@ -53,8 +53,8 @@ rule finetune_table:
     log:
         log_path("finetune_table"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_table", log, output, input.evals, params.section["bins"],
-                   Provenance(params.section))
+        run_writer("lengthgen.finetune.tables:write_finetune_table", log, output, input.evals,
+                   params.section["protocols"], list(params.section["models"]), Provenance(params.section))
 
 
 rule finetune_pairs:
@@ -69,7 +69,7 @@ rule finetune_pairs:
         log_path("finetune_pairs"),
     run:
         run_writer("lengthgen.finetune.tables:write_finetune_pairs", log, output, input.evals, input.data,
-                   params.section["finetune"]["train_lengths"], Provenance(params.section))
+                   params.section["protocols"], list(params.section["models"]), Provenance(params.section))
 
 
 rule finetune_places:
@@ -82,8 +82,8 @@ rule finetune_places:
     log:
         log_path("finetune_places"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_places", log, output, input.evals, params.section["bins"],
-                   params.section["finetune"]["train_lengths"], Provenance(params.section))
+        run_writer("lengthgen.finetune.tables:write_finetune_places", log, output, input.evals,
+                   params.section["protocols"], list(params.section["models"]), Provenance(params.section))
 
 
 rule comparison_table:

@@ -17,7 +17,7 @@ from ..models.positions import ABSOLUTE_POSITION_TYPES
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import length_unit
 from ..tasks.pools import POOLS
-from .sections import corpus_models, finetune_bins, per_family, scratch_lengths
+from .sections import corpus_models, finetune_bins, finetune_protocols, per_family, protocol_section, scratch_lengths
 
 LOREM_WORDS = 45 * 4  # a lorem paragraph has at least 45 sentences of 4 words, each at least one token
 
@@ -65,17 +65,20 @@ def icl_needs(config: dict, chat: bool):
 def finetune_needs(config: dict):
     """(key, length, positions) of the longest fine-tuning sequence of each family: context, query,
     answer and <eos>, one token each symbol (the stage refuses tokenizers where they are not)."""
-    bins = finetune_bins(config["finetune"])
-    for family in _families(config):
-        highs = [LengthBin.parse(b).high for b in bins[family]]
-        index = max(range(len(highs)), key=highs.__getitem__)
-        longest = 0
-        for name in config["tasks"]:
-            task = get_task(name)
-            if task.family == family:
-                symbols = highs[index] * length_unit(config["data"]["finetune"][task.generator])
-                longest = max(longest, symbols + (2 if family == "retrieval" else symbols) + 1)
-        yield f"finetune.test_bins.{family}[{index}]", bins[family][index], longest, "the longest test example"
+    for protocol in finetune_protocols(config["finetune"]):
+        bins = finetune_bins(protocol_section(config["finetune"], protocol))
+        changed = "test_bins" in config["finetune"]["protocols"].get(protocol, {})
+        prefix = f"finetune.protocols.{protocol}." if changed else "finetune."
+        for family in _families(config):
+            highs = [LengthBin.parse(b).high for b in bins[family]]
+            index = max(range(len(highs)), key=highs.__getitem__)
+            longest = 0
+            for name in config["tasks"]:
+                task = get_task(name)
+                if task.family == family:
+                    symbols = highs[index] * length_unit(config["data"]["finetune"][task.generator])
+                    longest = max(longest, symbols + (2 if family == "retrieval" else symbols) + 1)
+            yield f"{prefix}test_bins.{family}[{index}]", bins[family][index], longest, "the longest test example"
 
 
 def realistic_needs(config: dict):

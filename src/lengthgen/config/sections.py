@@ -39,6 +39,42 @@ def finetune_bins(finetune: dict) -> dict[str, list[str]]:
     return {family: [str(b) for b in finetune["test_bins"][family]] for family in FAMILIES}
 
 
+DEFAULT_PROTOCOL = "default"  # the fine-tuning section as it stands, no changes
+
+
+def finetune_protocols(finetune: dict) -> list[str]:
+    """The named fine-tuning protocols a run compares (a grid axis)."""
+    return list(finetune.get("protocols") or {DEFAULT_PROTOCOL: {}})
+
+
+def main_protocol(finetune: dict) -> str:
+    """The protocol whose models the other stages read (the mechanism's fine-tuned copies)."""
+    protocols = finetune_protocols(finetune)
+    return DEFAULT_PROTOCOL if DEFAULT_PROTOCOL in protocols else protocols[0]
+
+
+def protocol_changes(finetune: dict, protocol: str) -> dict:
+    """What a protocol changes of the section (its seeds apart: they choose runs, not settings)."""
+    changes = (finetune.get("protocols") or {}).get(protocol, {})
+    return {key: value for key, value in changes.items() if key != "seeds"}
+
+
+def protocol_seeds(config: dict, protocol: str) -> list[int]:
+    """The seeds a protocol runs: its own `seeds` (within the run's), else the run's."""
+    own = (config["finetune"].get("protocols") or {}).get(protocol, {}).get("seeds")
+    return [seed for seed in config["seeds"] if own is None or seed in own]
+
+
+def protocol_section(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:
+    """The fine-tuning section under one protocol: its changes merged over the section's keys (a
+    mapping such as `training` key by key, anything else replaced)."""
+    merged = {key: value for key, value in finetune.items() if key != "protocols"}
+    for key, value in protocol_changes(finetune, protocol).items():
+        base = merged.get(key)
+        merged[key] = {**base, **value} if isinstance(value, dict) and isinstance(base, dict) else value
+    return merged
+
+
 def finetune_training(finetune: dict, family: str) -> dict:
     """The engine settings of one task family; with `epochs` over a fixed training set, the steps
     those epochs take."""
@@ -57,10 +93,11 @@ def held_out(finetune: dict) -> int:
     return round(finetune["validation_fraction"] * finetune["train_examples"])
 
 
-def finetune_task_section(config: dict, task_name: str) -> dict:
-    """Everything fine-tuning one task depends on, but the model: its data settings, format,
-    lengths and training (the workflow's job parameters, and what `finetune_model` reads)."""
-    finetune, task = config["finetune"], get_task(task_name)
+def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> dict:
+    """Everything fine-tuning one task under one protocol depends on, but the model: its data
+    settings, format, lengths and training (the workflow's job parameters, and what
+    `finetune_model` reads)."""
+    finetune, task = protocol_section(config["finetune"], protocol), get_task(task_name)
     return {
         "data": config["data"]["finetune"][task.generator],
         "format": finetune["format"],
@@ -70,6 +107,9 @@ def finetune_task_section(config: dict, task_name: str) -> dict:
         "training": finetune_training(finetune, task.family),
         # only when held out, so a stream-validated run's parameters (and its cached jobs) stay as they were
         **({"holdout": held_out(finetune)} if held_out(finetune) else {}),
+        # likewise only where they differ from the pretrained model's best weights
+        **({"keep": finetune["keep"]} if finetune.get("keep", "best") != "best" else {}),
+        **({"init": finetune["init"]} if finetune.get("init", "pretrained") != "pretrained" else {}),
     }
 
 

@@ -17,7 +17,7 @@ import yaml
 from ..settings import ConfigError
 from ..tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 from ..tasks.generate import check_settings
-from .sections import corpus_models, held_out, scratch_family_settings, scratch_lengths
+from .sections import corpus_models, finetune_protocols, held_out, protocol_section, scratch_family_settings, scratch_lengths
 
 
 def _with_defaults(validator_class):
@@ -166,7 +166,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
         raise ConfigError(f"config key {_key(error.absolute_path)}: {error.message}")
     check_family_overrides(config, schema)
     check_stacking(config)
-    check_finetune_validation(config["finetune"])
+    check_protocols(config, schema)
     check_architectures(config)
     check_corpora(config)
     check_grid(config)
@@ -361,10 +361,35 @@ def _length_settings(config: dict):
         for i, length in enumerate(lengths):
             yield f"icl.lengths.{family}[{i}]", "chars", length, family
     if config["finetune"]["models"]:
-        for family in FAMILIES:
-            yield f"finetune.train_lengths.{family}", "finetune", config["finetune"]["train_lengths"][family], family
-            for i, length_bin in enumerate(config["finetune"]["test_bins"][family]):
-                yield f"finetune.test_bins.{family}[{i}]", "finetune", length_bin, family
+        for protocol in finetune_protocols(config["finetune"]):
+            section, prefix = protocol_section(config["finetune"], protocol), protocol_key(config, protocol)
+            for family in FAMILIES:
+                yield f"{prefix}train_lengths.{family}", "finetune", section["train_lengths"][family], family
+                for i, length_bin in enumerate(section["test_bins"][family]):
+                    yield f"{prefix}test_bins.{family}[{i}]", "finetune", length_bin, family
+
+
+def protocol_key(config: dict, protocol: str) -> str:
+    """Where a fine-tuning protocol's settings are spelled in the config (for an error's key)."""
+    return f"finetune.protocols.{protocol}." if config["finetune"]["protocols"][protocol] else "finetune."
+
+
+def check_protocols(config: dict, schema: dict) -> None:
+    """Each fine-tuning protocol's merged section against the schema of the section."""
+    node = schema["properties"]["finetune"]
+    validator = _DefaultingValidator({**schema, **node, "properties": {
+        k: v for k, v in node["properties"].items() if k != "protocols"}})
+    for protocol in finetune_protocols(config["finetune"]):
+        seeds = config["finetune"]["protocols"][protocol].get("seeds", [])
+        if not set(seeds) <= set(config["seeds"]):
+            raise ConfigError(f"config key finetune.protocols.{protocol}.seeds: {sorted(seeds)} are not all among the "
+                              f"run's seeds {sorted(config['seeds'])}")
+        merged = protocol_section(config["finetune"], protocol)
+        error = _first_error(validator.iter_errors(merged))
+        if error is not None:
+            raise ConfigError(f"config key {protocol_key(config, protocol)}{_key(error.absolute_path)}: "
+                              f"{error.message}")
+        check_finetune_validation(merged)
 
 
 def check_grid(config: dict) -> None:

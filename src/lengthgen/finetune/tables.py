@@ -4,6 +4,9 @@ tasks compared on the same bins with their tests (`finetune_pairs`); copying sco
 
 from __future__ import annotations
 
+import polars as pl
+
+from ..config.sections import DEFAULT_PROTOCOL
 from ..lengthbins.places import place_accuracy, places_markdown, read_copying_evals
 from ..lengthbins.table import (
     PAIR_EVAL_COLUMNS,
@@ -21,28 +24,66 @@ from ..records.tables import write_table
 from ..references import finetune_reference
 
 
-def write_finetune_table(eval_paths, bins: dict[str, list[str]], provenance: Provenance, outputs) -> None:
+def system_label(model: str, protocol: str) -> str:
+    """The `system` of a fine-tuned model in the tables: the model under the default protocol, else
+    `model/protocol`, so that every comparison (and finding 3's verdict) is per protocol."""
+    return model if protocol == DEFAULT_PROTOCOL else f"{model}/{protocol}"
+
+
+def by_protocol(evals: pl.DataFrame, protocols: dict[str, dict], models) -> list[tuple[str, dict, pl.DataFrame]]:
+    """(protocol, its lengths {train_lengths, bins}, its rows) for each protocol with evaluations."""
+    parts = []
+    for protocol, lengths in protocols.items():
+        part = evals.filter(pl.col("system").is_in([system_label(m, protocol) for m in models]))
+        if part.height:
+            parts.append((protocol, lengths, part))
+    first = next(iter(protocols))
+    return parts or [(first, protocols[first], evals)]  # nothing evaluated (no copying task): one empty part
+
+
+def _titled(title: str, protocol: str, protocols: dict) -> str:
+    return title if len(protocols) == 1 else f"{title}, protocol {protocol}"
+
+
+def _joined(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(parts, how="diagonal_relaxed")
+
+
+def write_finetune_table(eval_paths, protocols: dict[str, dict], models, provenance: Provenance, outputs) -> None:
+    """Per protocol, accuracy per (model, task, bin) on that protocol's bins."""
+    provenance, evals = provenance.record(), read_evals(eval_paths)
+    tables, texts = [], []
+    for protocol, lengths, part in by_protocol(evals, protocols, models):
+        table = bin_table(per_run_accuracy(part), lengths["bins"], finetune_reference, accuracy_intervals(part))
+        tables.append(table.with_columns(pl.lit(protocol).alias("protocol")))
+        texts.append(bin_markdown(table, lengths["bins"], provenance, title=_titled("Fine-tuned", protocol, protocols),
+                                  system_label="model", pairs_name="finetune_pairs"))
+    write_table(_joined(tables), outputs, provenance, markdown="\n".join(texts))
+
+
+def write_finetune_pairs(eval_paths, data_paths, protocols: dict[str, dict], models, provenance: Provenance,
+                         outputs) -> None:
+    """Every pair of tasks the theory compares, per model, protocol and bin (paired where the data
+    files show the same inputs), in distribution by each protocol's training lengths."""
     provenance = provenance.record()
-    evals = read_evals(eval_paths)
-    table = bin_table(per_run_accuracy(evals), bins, finetune_reference, accuracy_intervals(evals))
-    write_table(table, outputs, provenance,
-                markdown=bin_markdown(table, bins, provenance, title="Fine-tuned", system_label="model",
-                                      pairs_name="finetune_pairs"))
+    evals, inputs = read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths)
+    tables, texts = [], []
+    for protocol, lengths, part in by_protocol(evals, protocols, models):
+        pairs = bin_pairs(part, inputs, lengths["train_lengths"])
+        tables.append(pairs.with_columns(pl.lit(protocol).alias("protocol")))
+        texts.append(pairs_markdown(pairs, _titled("Fine-tuned", protocol, protocols), "model", provenance))
+    write_table(_joined(tables), outputs, provenance, markdown="\n".join(texts))
 
 
-def write_finetune_pairs(eval_paths, data_paths, train_lengths, provenance: Provenance, outputs) -> None:
-    """Every pair of tasks the theory compares, per model and bin (paired where the data files show
-    the same inputs)."""
-    provenance = provenance.record()
-    pairs = bin_pairs(read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths), train_lengths)
-    write_table(pairs, outputs, provenance, markdown=pairs_markdown(pairs, "Fine-tuned", "model", provenance))
-
-
-def write_finetune_places(eval_paths, bins: dict[str, list[str]], train_lengths, provenance: Provenance,
-                          outputs) -> None:
-    """Each copying task's accuracy by the source place of its output symbols: whether the copy is
-    found by matching or by position (the reason a backward copy fails beyond the training lengths)."""
-    provenance, train_lengths = provenance.record(), train_lengths["copying"]
-    table = place_accuracy(read_copying_evals(eval_paths), train_lengths)
-    write_table(table, outputs, provenance,
-                markdown=places_markdown(table, bins["copying"], train_lengths, provenance))
+def write_finetune_places(eval_paths, protocols: dict[str, dict], models, provenance: Provenance, outputs) -> None:
+    """Each copying task's accuracy by the source place of its output symbols, per protocol: whether
+    the copy is found by matching or by position (the reason a backward copy fails beyond the
+    training lengths)."""
+    provenance, evals = provenance.record(), read_copying_evals(eval_paths)
+    tables, texts = [], []
+    for protocol, lengths, part in by_protocol(evals, protocols, models):
+        train_lengths = lengths["train_lengths"]["copying"]
+        table = place_accuracy(part, train_lengths)
+        tables.append(table.with_columns(pl.lit(protocol).alias("protocol")))
+        texts.append(places_markdown(table, lengths["bins"]["copying"], train_lengths, provenance))
+    write_table(_joined(tables), outputs, provenance, markdown="\n".join(texts))

@@ -5,7 +5,8 @@ example spelled `<bos> x_1..x_n : [q] target <eos>` with the tokenizer's own spe
 the authors' strings (`x||q>target`; `finetune.format`).
 The shared engine does the work (resume after a kill, periodic validation on a held-out stream,
 random position offsets for absolute-position models, the best checkpoint kept by validation
-accuracy); `accelerate` places the model and runs the configured precision.
+accuracy or the last one, `finetune.keep`); `accelerate` places the model and runs the configured
+precision. `finetune.init: random` trains the model's architecture from fresh weights instead.
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
     more_metrics: measures beside validation accuracy at every evaluation, kept in the history
     (a benchmark's out-of-distribution score); the kept weights are still chosen by validation.
     """
-    training = TrainSettings.from_config(settings.training, keep="best")
+    training = TrainSettings.from_config(settings.training, keep=settings.keep or "best")
     accelerator = make_accelerator(training.precision)
     tokenizer = load_tokenizer(entry)
     layout = tokenizer_layout(tokenizer, symbols_used(settings.data), model_name=repr(entry.name),
                               style=settings.format)
     model = load_model(replace(entry, dtype="float32", device=str(accelerator.device)), check=False)
+    if settings.init == "random":
+        model = randomly_initialised(model, seed)
     train_bin = LengthBin.parse(settings.train_lengths)
     longest = layout.sequence_length(task, max(settings.max_length, train_bin.high) * length_unit(settings.data))
     limit = position_limit(model)
@@ -67,6 +70,16 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
         fingerprint={"model": model_identity(entry.path, entry.revision, "float32"), "task": task.name, "seed": seed,
                      "section": settings.as_config()})
     return run, tokenizer
+
+
+def randomly_initialised(model, seed: int):
+    """The same architecture (config, size, positions) with fresh weights drawn from `seed`: the
+    control that says what pretraining adds."""
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    fresh = AutoModelForCausalLM.from_config(model.config)
+    return fresh.to(device=model.device, dtype=torch.float32)
 
 
 def holdout_split(count: int, held_out: int, seed: int) -> tuple[list[int], list[int]]:

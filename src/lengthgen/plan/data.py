@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..config import finetune_bins, scratch_bins
+from ..config.sections import finetune_protocols, protocol_section, protocol_seeds
 from ..tasks import get_task
 from . import corpora
 from .grid import tasks
@@ -29,7 +30,9 @@ def data_files(config: dict) -> list[str]:
             if config["icl"]["models"]:
                 files += [data_path("chars", name, n, seed) for n in config["icl"]["lengths"][task.family]]
             if config["finetune"]["models"]:
-                files += [data_path("finetune", name, b, seed) for b in finetune_bins(config["finetune"])[task.family]]
+                files += [data_path("finetune", name, b, seed) for protocol in finetune_protocols(config["finetune"])
+                          if seed in protocol_seeds(config, protocol)
+                          for b in finetune_bins(protocol_section(config["finetune"], protocol))[task.family]]
     return list(dict.fromkeys(files + corpora.data_files(config)))
 
 

@@ -1,10 +1,13 @@
-"""The fine-tuning stage (paper 4.3): per (model, task, seed) a fine-tuned model and the evaluation of every bin."""
+"""The fine-tuning stage (paper 4.3): per (model, protocol, task, seed) a fine-tuned model and the
+evaluation of every bin; a protocol is a named complete training and test setting
+(`finetune.protocols`), a grid axis like the seeds."""
 
 from __future__ import annotations
 
 from itertools import product
 
 from ..config import finetune_bins, finetune_task_section
+from ..config.sections import DEFAULT_PROTOCOL, finetune_protocols, protocol_section, protocol_seeds
 from ..tasks import get_task
 from . import icl, scratch
 from .paths import FINETUNE, data_path
@@ -19,35 +22,50 @@ def comparison_enabled(config: dict) -> bool:
     return enabled(config) and scratch.enabled(config) and icl.enabled(config)
 
 
-def train_params(config: dict, model: str, task: str) -> dict:
+def protocols(config: dict) -> list[str]:
+    return finetune_protocols(config["finetune"])
+
+
+def train_params(config: dict, model: str, task: str, protocol: str = DEFAULT_PROTOCOL) -> dict:
     """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
-    return {"model": config["models"][model], **finetune_task_section(config, task)}
+    return {"model": config["models"][model], **finetune_task_section(config, task, protocol)}
 
 
-def eval_params(config: dict, task_name: str) -> dict:
+def eval_params(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> dict:
     task = get_task(task_name)
-    section = config["finetune"]
+    section = protocol_section(config["finetune"], protocol)
     return {"data": config["data"]["finetune"][task.generator], "format": section["format"],
             "batch_size": section["training"]["eval_batch_size"], "precision": section["training"]["precision"],
             "bins": finetune_bins(section)[task.family]}
 
 
-def eval_data(config: dict, task_name: str, seed) -> list[str]:
-    bins = finetune_bins(config["finetune"])[get_task(task_name).family]
+def eval_data(config: dict, task_name: str, seed, protocol: str = DEFAULT_PROTOCOL) -> list[str]:
+    bins = finetune_bins(protocol_section(config["finetune"], protocol))[get_task(task_name).family]
     return [data_path("finetune", task_name, b, seed) for b in bins]
 
 
 def evals(config: dict) -> list[str]:
-    return [f"{FINETUNE.format(model=model, task=task, seed=seed)}/eval.parquet" for model, task, seed in
-            product(config["finetune"]["models"], config["tasks"], config["seeds"])]
+    return [f"{FINETUNE.format(model=model, protocol=protocol, task=task, seed=seed)}/eval.parquet"
+            for model, protocol in product(config["finetune"]["models"], protocols(config))
+            for task, seed in product(config["tasks"], protocol_seeds(config, protocol))]
 
 
 def eval_inputs(config: dict) -> list[str]:
     """Every data file the fine-tuned models are evaluated on (for the pairs table, as from scratch)."""
-    return [f for name in config["tasks"] for seed in config["seeds"] for f in eval_data(config, name, seed)]
+    files = [f for protocol in protocols(config) for name in config["tasks"] for seed in protocol_seeds(config, protocol)
+             for f in eval_data(config, name, seed, protocol)]
+    return list(dict.fromkeys(files))
+
+
+def protocol_lengths(config: dict) -> dict[str, dict]:
+    """protocol -> its training lengths and test bins per family (what the tables read of each)."""
+    sections = {p: protocol_section(config["finetune"], p) for p in protocols(config)}
+    return {p: {"train_lengths": {f: str(v) for f, v in s["train_lengths"].items()}, "bins": finetune_bins(s)}
+            for p, s in sections.items()}
 
 
 def tables_params(config: dict) -> dict:
     """The fine-tuning tables' one config slice: bins, the stage, seeds, tasks and its models."""
     return {"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
-            "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]}}
+            "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]},
+            "protocols": protocol_lengths(config)}

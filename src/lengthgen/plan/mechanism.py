@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..config.sections import main_protocol
 from . import finetune, scratch
 from .grid import known, tasks
-from .paths import MECHANISM, RESULTS
+from .paths import FINETUNE, MECHANISM, SCRATCH
 
 
 def subjects(config: dict) -> dict[str, tuple]:
@@ -39,10 +40,11 @@ def trained_model(config: dict, name: str) -> str | None:
     kind, *rest = subject(config, name)
     if kind == "scratch":
         task, pe, seed = rest
-        return f"{RESULTS}/scratch/{task}/{pe}/seed{seed}/model"
+        return f"{SCRATCH.format(task=task, pe=pe, seed=seed)}/model"
     if kind == "finetune":
         model, task, seed = rest
-        return f"{RESULTS}/finetune/{model}/{task}/seed{seed}/model"
+        protocol = main_protocol(config["finetune"])
+        return f"{FINETUNE.format(model=model, protocol=protocol, task=task, seed=seed)}/model"
     return None
 
 

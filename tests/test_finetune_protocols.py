@@ -1,0 +1,129 @@
+"""Fine-tuning protocols: named complete settings merged over the section, a grid axis in the
+paths, each judged as its own system."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import polars as pl
+import pytest
+import yaml
+
+from lengthgen.config import ConfigError, validate_config
+from lengthgen.finetune.tables import system_label, write_finetune_pairs
+from lengthgen.plan import data, finetune
+from lengthgen.records.provenance import Provenance
+from lengthgen.records.tables import write_parquet
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def preset(name="configs/finetune_protocols.yaml", **changes) -> dict:
+    config = yaml.safe_load((REPO / name).read_text())
+    config["finetune"].update(changes)
+    return validate_config(config, check_availability=False)
+
+
+def test_a_protocol_changes_only_what_it_names_and_runs_its_own_seeds():
+    config = preset()
+    default, full = (finetune.train_params(config, "embedded", "UF", p) for p in ("default", "full-budget"))
+    assert full["training"] == {**default["training"], "max_steps": 7800, "early_stop": False, "patience": None}
+    assert full["keep"] == "last" and "keep" not in default and "init" not in default
+    assert finetune.train_params(config, "embedded", "UF", "from-random")["init"] == "random"
+    lengths = finetune.train_params(config, "embedded", "NRFirst", "paper-lengths")
+    assert (lengths["train_lengths"], lengths["max_length"]) == ("3-50", 200)
+    assert finetune.eval_params(config, "UF", "paper-lengths")["bins"] == ["2-31", "32-52"]
+    evals = finetune.evals(config)
+    assert "results/finetune/embedded/full-budget/UB/seed2/eval.parquet" in evals
+    assert "results/finetune/embedded/paper-lr/UB/seed0/eval.parquet" in evals
+    assert "results/finetune/embedded/paper-lr/UB/seed1/eval.parquet" not in evals  # paper-lr: seed 0 only
+    assert len(evals) == 6 * (3 * 3 + 3 * 1)
+    files = data.data_files(config)
+    assert "results/data/finetune/NRFirst/101-200/seed2.parquet" in files
+    assert "results/data/finetune/UF/32-52/seed1.parquet" in files
+
+
+def test_the_studys_default_protocol_is_the_default_run_so_its_models_are_the_same_jobs():
+    study, alone = preset(), validate_config(yaml.safe_load((REPO / "configs/finetune_only.yaml").read_text()),
+                                             check_availability=False)
+    for task in study["tasks"]:
+        assert finetune.train_params(study, "embedded", task, "default") == finetune.train_params(alone, "embedded", task)
+        assert finetune.eval_params(study, task, "default") == finetune.eval_params(alone, task)
+
+
+def test_without_protocols_the_section_is_the_default_protocol():
+    config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()), check_availability=False)
+    assert config["finetune"]["protocols"] == {"default": {}}
+    assert finetune.evals(config)[0] == "results/finetune/embedded/default/UR/seed0/eval.parquet"
+    assert set(finetune.train_params(config, "embedded", "UF")) == {
+        "model", "data", "format", "train_lengths", "max_length", "train_examples", "training"}
+
+
+@pytest.mark.parametrize("protocols, message", [
+    ({"x": {"training": {"lr": 0}}}, "config key finetune.protocols.x.training.lr: 0 is less than or equal to"),
+    ({"x": {"keep": "first"}}, "config key finetune.protocols.x.keep: 'first' is not one of ['best', 'last']"),
+    ({"x": {"seeds": [7]}}, "config key finetune.protocols.x.seeds: [7] are not all among the run's seeds [0, 1, 2]"),
+    ({"x": {"models": ["smollm2"]}}, "config key finetune.protocols.x: Additional properties are not allowed"),
+    ({"x": {"test_bins": {"copying": ["2-31", "32-62"]}}},
+     "config key finetune.protocols.x.test_bins.copying[1] (with data.finetune.unique_copy): unique copy of length 62"),
+])
+def test_a_bad_protocol_is_named_by_its_key(protocols, message):
+    with pytest.raises(ConfigError) as error:
+        preset(protocols=protocols)
+    assert str(error.value).startswith(message), str(error.value)
+
+
+def write_evals(root, protocol, task, length_bin, outcomes):
+    path = root / f"results/finetune/tiny/{protocol}/{task}/seed0/eval.parquet"
+    rows = len(outcomes)
+    write_parquet(pl.DataFrame({
+        "system": [system_label("tiny", protocol)] * rows, "task": [task] * rows, "seed": [0] * rows,
+        "bin": [length_bin] * rows, "length": [30] * rows, "teacher_forced": outcomes, "greedy": outcomes,
+        "example": list(range(rows))}), path, {"seed": 0})
+    return path
+
+
+def write_inputs(root, task, length_bin, rows):
+    path = root / f"results/data/finetune/{task}/{length_bin}/seed0.parquet"
+    write_parquet(pl.DataFrame({
+        "encoding": ["finetune"] * rows, "task": [task] * rows, "bin": [length_bin] * rows, "seed": [0] * rows,
+        "example": list(range(rows)), "context": [[i, i + 1] for i in range(rows)], "query": [0] * rows}),
+        path, {"seed": 0})
+    return path
+
+
+def test_each_protocol_is_its_own_system_judged_by_its_own_training_lengths(tmp_path):
+    """21-40 is beyond the default's training lengths (3-20) but inside the paper's (3-50)."""
+    outcomes = {"NRFirst": [True] * 18 + [False] * 2, "NLFirst": [True] * 10 + [False] * 10}
+    evals = [write_evals(tmp_path, protocol, task, "21-40", values)
+             for protocol in ("default", "paper-lengths") for task, values in outcomes.items()]
+    inputs = [write_inputs(tmp_path, task, "21-40", 20) for task in outcomes]
+    protocols = {"default": {"train_lengths": {"retrieval": "3-20", "copying": "2-12"}, "bins": {}},
+                 "paper-lengths": {"train_lengths": {"retrieval": "3-50", "copying": "2-31"}, "bins": {}}}
+    outputs = SimpleNamespace(parquet=tmp_path / "pairs.parquet", markdown=tmp_path / "pairs.md")
+    write_finetune_pairs(evals, inputs, protocols, ["tiny"], Provenance({}), outputs)
+    pairs = pl.read_parquet(outputs.parquet).filter(pl.col("measure") == "teacher_forced")
+    rows = {r["system"]: r for r in pairs.iter_rows(named=True)}
+    assert set(rows) == {"tiny", "tiny/paper-lengths"}
+    assert (rows["tiny"]["protocol"], rows["tiny"]["beyond_training"]) == ("default", True)
+    assert (rows["tiny/paper-lengths"]["protocol"], rows["tiny/paper-lengths"]["beyond_training"]) == (
+        "paper-lengths", False)
+    assert rows["tiny"]["difference"] == pytest.approx(0.4)
+    text = outputs.markdown.read_text()
+    assert "Fine-tuned, protocol default" in text and "Fine-tuned, protocol paper-lengths" in text
+
+
+def test_a_random_initialisation_keeps_the_architecture_and_draws_new_weights(tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from lengthgen.finetune.train import randomly_initialised
+    from tiny_models import save_tiny_model
+
+    save_tiny_model(tmp_path / "tiny")
+    pretrained = AutoModelForCausalLM.from_pretrained(tmp_path / "tiny")
+    fresh, again = randomly_initialised(pretrained, 3), randomly_initialised(pretrained, 3)
+    assert fresh.config.to_dict() == pretrained.config.to_dict()
+    weights = dict(pretrained.named_parameters())
+    assert all(p.shape == weights[n].shape for n, p in fresh.named_parameters())
+    assert not torch.equal(next(fresh.parameters()), next(pretrained.parameters()))
+    assert all(torch.equal(p, q) for p, q in zip(fresh.parameters(), again.parameters()))  # drawn from the seed
