@@ -41,5 +41,10 @@ def test_the_corpora_experiment_end_to_end(tmp_path):
     assert "tiny_balanced vs tiny_natural" in set(pairs["model"]) and "tiny_reversed" in set(pairs["model"])
     findings = pl.read_parquet(results / "tables" / "findings.parquet").filter(pl.col("finding") == 7)
     assert findings.height > 0 and "not run" not in set(findings["verdict"])
+    # Every model job of the experiment is benchmarked: `lengthgen runtimes` sees them.
+    from lengthgen.results.runtimes import runtimes
+
+    timed = set(runtimes(results / "benchmarks")["rule"])
+    assert {"corpus_mechanism", "corpus_icl", "corpus_finetune_train", "corpus_finetune_eval"} <= timed
     # no pretraining summary beside these models: no curves to draw, and no error
     assert not (results / "figures" / "corpora_history.png").exists()

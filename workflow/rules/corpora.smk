@@ -23,6 +23,8 @@ rule corpus_mechanism:
         **model_job_resources("mechanism", lambda w: w.model),
     log:
         log_path("corpus_mechanism", "{model}"),
+    benchmark:
+        benchmark_path("corpus_mechanism", "{model}")
     conda:
         ENV
     script:
@@ -42,6 +44,8 @@ rule corpus_icl:
         **model_job_resources("icl_predict", lambda w: w.model),
     log:
         log_path("corpus_icl", "{model}/{family}"),
+    benchmark:
+        benchmark_path("corpus_icl", "{model}/{family}")
     conda:
         ENV
     script:
@@ -61,6 +65,8 @@ rule corpus_finetune_train:
         **model_job_resources("finetune_train", lambda w: w.model),
     log:
         log_path("corpus_finetune_train", "{model}/{task}/seed{seed}"),
+    benchmark:
+        benchmark_path("corpus_finetune_train", "{model}/{task}/seed{seed}")
     conda:
         ENV
     script:
@@ -79,6 +85,8 @@ rule corpus_finetune_eval:
         **model_job_resources("finetune_eval", lambda w: w.model),
     log:
         log_path("corpus_finetune_eval", "{model}/{task}/seed{seed}"),
+    benchmark:
+        benchmark_path("corpus_finetune_eval", "{model}/{task}/seed{seed}")
     conda:
         ENV
     script:

@@ -28,6 +28,9 @@ localrules:
     realistic_table,
     realistic_pairs,
     figure_realistic,
+    corpus_statistics,
+    corpus_pairs,
+    figure_corpora,
     tables_index,
 
 
