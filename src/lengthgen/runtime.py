@@ -34,13 +34,13 @@ class TerminalWarning(UserWarning):
     Snakemake's terminal as well as in its log."""
 
 
+_plain_showwarning = warnings.showwarning
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     _plain_showwarning(message, category, filename, lineno, file, line)
     if _terminal is not None and issubclass(category, TerminalWarning):
         print(f"lengthgen: {message} (details in {_terminal_log})", file=_terminal, flush=True)
-
-
-_plain_showwarning = warnings.showwarning
 
 
 _failure_hooks: list = []  # what a failed job does to its outputs before Snakemake removes them

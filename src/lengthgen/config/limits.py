@@ -17,7 +17,15 @@ from ..models.positions import ABSOLUTE_POSITION_TYPES
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import length_unit
 from ..tasks.pools import POOLS
-from .sections import corpus_models, finetune_bins, finetune_protocols, per_family, protocol_section, scratch_lengths
+from .sections import (
+    corpus_models,
+    finetune_bins,
+    finetune_protocols,
+    per_family,
+    protocol_key,
+    protocol_section,
+    scratch_lengths,
+)
 
 LOREM_WORDS = 45 * 4  # a lorem paragraph has at least 45 sentences of 4 words, each at least one token
 
@@ -67,8 +75,7 @@ def finetune_needs(config: dict):
     answer and <eos>, one token each symbol (the stage refuses tokenizers where they are not)."""
     for protocol in finetune_protocols(config["finetune"]):
         bins = finetune_bins(protocol_section(config["finetune"], protocol))
-        changed = "test_bins" in config["finetune"]["protocols"].get(protocol, {})
-        prefix = f"finetune.protocols.{protocol}." if changed else "finetune."
+        key = protocol_key(config["finetune"], protocol, "test_bins")
         for family in _families(config):
             highs = [LengthBin.parse(b).high for b in bins[family]]
             index = max(range(len(highs)), key=highs.__getitem__)
@@ -78,7 +85,7 @@ def finetune_needs(config: dict):
                 if task.family == family:
                     symbols = highs[index] * length_unit(config["data"]["finetune"][task.generator])
                     longest = max(longest, symbols + (2 if family == "retrieval" else symbols) + 1)
-            yield f"{prefix}test_bins.{family}[{index}]", bins[family][index], longest, "the longest test example"
+            yield f"{key}.{family}[{index}]", bins[family][index], longest, "the longest test example"
 
 
 def realistic_needs(config: dict):

@@ -53,16 +53,26 @@ def main_protocol(finetune: dict) -> str:
     return DEFAULT_PROTOCOL if DEFAULT_PROTOCOL in protocols else protocols[0]
 
 
+def _protocol_entry(finetune: dict, protocol: str) -> dict:
+    """The protocol's own entry under `finetune.protocols` (empty: the section as it stands)."""
+    return (finetune.get("protocols") or {}).get(protocol, {})
+
+
 def protocol_changes(finetune: dict, protocol: str) -> dict:
     """What a protocol changes of the section (its seeds apart: they choose runs, not settings)."""
-    changes = (finetune.get("protocols") or {}).get(protocol, {})
-    return {key: value for key, value in changes.items() if key != "seeds"}
+    return {key: value for key, value in _protocol_entry(finetune, protocol).items() if key != "seeds"}
 
 
 def protocol_seeds(config: dict, protocol: str) -> list[int]:
     """The seeds a protocol runs: its own `seeds` (within the run's), else the run's."""
-    own = (config["finetune"].get("protocols") or {}).get(protocol, {}).get("seeds")
+    own = _protocol_entry(config["finetune"], protocol).get("seeds")
     return [seed for seed in config["seeds"] if own is None or seed in own]
+
+
+def protocol_key(finetune: dict, protocol: str, key: str) -> str:
+    """Where a protocol's setting `key` is spelled in the config, for a message naming it: under the
+    protocol where it changes that key, else in the section itself."""
+    return f"finetune.protocols.{protocol}.{key}" if key in _protocol_entry(finetune, protocol) else f"finetune.{key}"
 
 
 def protocol_section(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:

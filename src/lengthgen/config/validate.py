@@ -17,7 +17,15 @@ import yaml
 from ..settings import ConfigError
 from ..tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 from ..tasks.generate import check_settings
-from .sections import corpus_models, finetune_protocols, held_out, protocol_section, scratch_family_settings, scratch_lengths
+from .sections import (
+    corpus_models,
+    finetune_protocols,
+    held_out,
+    protocol_key,
+    protocol_section,
+    scratch_family_settings,
+    scratch_lengths,
+)
 
 
 def _with_defaults(validator_class):
@@ -362,16 +370,12 @@ def _length_settings(config: dict):
             yield f"icl.lengths.{family}[{i}]", "chars", length, family
     if config["finetune"]["models"]:
         for protocol in finetune_protocols(config["finetune"]):
-            section, prefix = protocol_section(config["finetune"], protocol), protocol_key(config, protocol)
+            section = protocol_section(config["finetune"], protocol)
+            train, bins = (protocol_key(config["finetune"], protocol, k) for k in ("train_lengths", "test_bins"))
             for family in FAMILIES:
-                yield f"{prefix}train_lengths.{family}", "finetune", section["train_lengths"][family], family
+                yield f"{train}.{family}", "finetune", section["train_lengths"][family], family
                 for i, length_bin in enumerate(section["test_bins"][family]):
-                    yield f"{prefix}test_bins.{family}[{i}]", "finetune", length_bin, family
-
-
-def protocol_key(config: dict, protocol: str) -> str:
-    """Where a fine-tuning protocol's settings are spelled in the config (for an error's key)."""
-    return f"finetune.protocols.{protocol}." if config["finetune"]["protocols"][protocol] else "finetune."
+                    yield f"{bins}.{family}[{i}]", "finetune", length_bin, family
 
 
 def check_protocols(config: dict, schema: dict) -> None:
@@ -387,8 +391,10 @@ def check_protocols(config: dict, schema: dict) -> None:
         merged = protocol_section(config["finetune"], protocol)
         error = _first_error(validator.iter_errors(merged))
         if error is not None:
-            raise ConfigError(f"config key {protocol_key(config, protocol)}{_key(error.absolute_path)}: "
-                              f"{error.message}")
+            path = list(error.absolute_path)
+            where = protocol_key(config["finetune"], protocol, path[0]) + _key(path[1:], nested=True) if path else (
+                f"finetune.protocols.{protocol}")
+            raise ConfigError(f"config key {where}: {error.message}")
         check_finetune_validation(merged)
 
 

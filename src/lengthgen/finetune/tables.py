@@ -41,24 +41,27 @@ def by_protocol(evals: pl.DataFrame, protocols: dict[str, dict], models) -> list
     return parts or [(first, protocols[first], evals)]  # nothing evaluated (no copying task): one empty part
 
 
-def _titled(title: str, protocol: str, protocols: dict) -> str:
-    return title if len(protocols) == 1 else f"{title}, protocol {protocol}"
-
-
-def _joined(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    return pl.concat(parts, how="diagonal_relaxed")
+def _write_per_protocol(parts, protocols: dict, outputs, provenance: dict, table_of, markdown_of) -> None:
+    """One table over the protocols: `table_of(lengths, rows)` per protocol with its `protocol`
+    column, the markdown of each (`markdown_of(table, lengths, title)`) one after the other."""
+    tables, texts = [], []
+    for protocol, lengths, part in parts:
+        table = table_of(lengths, part)
+        tables.append(table.with_columns(pl.lit(protocol).alias("protocol")))
+        title = "Fine-tuned" if len(protocols) == 1 else f"Fine-tuned, protocol {protocol}"
+        texts.append(markdown_of(table, lengths, title))
+    write_table(pl.concat(tables, how="diagonal_relaxed"), outputs, provenance, markdown="\n".join(texts))
 
 
 def write_finetune_table(eval_paths, protocols: dict[str, dict], models, provenance: Provenance, outputs) -> None:
     """Per protocol, accuracy per (model, task, bin) on that protocol's bins."""
     provenance, evals = provenance.record(), read_evals(eval_paths)
-    tables, texts = [], []
-    for protocol, lengths, part in by_protocol(evals, protocols, models):
-        table = bin_table(per_run_accuracy(part), lengths["bins"], finetune_reference, accuracy_intervals(part))
-        tables.append(table.with_columns(pl.lit(protocol).alias("protocol")))
-        texts.append(bin_markdown(table, lengths["bins"], provenance, title=_titled("Fine-tuned", protocol, protocols),
-                                  system_label="model", pairs_name="finetune_pairs"))
-    write_table(_joined(tables), outputs, provenance, markdown="\n".join(texts))
+    _write_per_protocol(
+        by_protocol(evals, protocols, models), protocols, outputs, provenance,
+        lambda lengths, part: bin_table(per_run_accuracy(part), lengths["bins"], finetune_reference,
+                                        accuracy_intervals(part)),
+        lambda table, lengths, title: bin_markdown(table, lengths["bins"], provenance, title=title,
+                                                   system_label="model", pairs_name="finetune_pairs"))
 
 
 def write_finetune_pairs(eval_paths, data_paths, protocols: dict[str, dict], models, provenance: Provenance,
@@ -67,12 +70,10 @@ def write_finetune_pairs(eval_paths, data_paths, protocols: dict[str, dict], mod
     files show the same inputs), in distribution by each protocol's training lengths."""
     provenance = provenance.record()
     evals, inputs = read_evals(eval_paths, PAIR_EVAL_COLUMNS), read_inputs(data_paths)
-    tables, texts = [], []
-    for protocol, lengths, part in by_protocol(evals, protocols, models):
-        pairs = bin_pairs(part, inputs, lengths["train_lengths"])
-        tables.append(pairs.with_columns(pl.lit(protocol).alias("protocol")))
-        texts.append(pairs_markdown(pairs, _titled("Fine-tuned", protocol, protocols), "model", provenance))
-    write_table(_joined(tables), outputs, provenance, markdown="\n".join(texts))
+    _write_per_protocol(
+        by_protocol(evals, protocols, models), protocols, outputs, provenance,
+        lambda lengths, part: bin_pairs(part, inputs, lengths["train_lengths"]),
+        lambda pairs, lengths, title: pairs_markdown(pairs, title, "model", provenance))
 
 
 def write_finetune_places(eval_paths, protocols: dict[str, dict], models, provenance: Provenance, outputs) -> None:
@@ -80,10 +81,8 @@ def write_finetune_places(eval_paths, protocols: dict[str, dict], models, proven
     the copy is found by matching or by position (the reason a backward copy fails beyond the
     training lengths)."""
     provenance, evals = provenance.record(), read_copying_evals(eval_paths)
-    tables, texts = [], []
-    for protocol, lengths, part in by_protocol(evals, protocols, models):
-        train_lengths = lengths["train_lengths"]["copying"]
-        table = place_accuracy(part, train_lengths)
-        tables.append(table.with_columns(pl.lit(protocol).alias("protocol")))
-        texts.append(places_markdown(table, lengths["bins"]["copying"], train_lengths, provenance))
-    write_table(_joined(tables), outputs, provenance, markdown="\n".join(texts))
+    _write_per_protocol(
+        by_protocol(evals, protocols, models), protocols, outputs, provenance,
+        lambda lengths, part: place_accuracy(part, lengths["train_lengths"]["copying"]),
+        lambda table, lengths, title: places_markdown(table, lengths["bins"]["copying"],
+                                                      lengths["train_lengths"]["copying"], provenance))

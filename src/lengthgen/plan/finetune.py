@@ -65,7 +65,7 @@ def protocol_lengths(config: dict) -> dict[str, dict]:
 
 
 def tables_params(config: dict) -> dict:
-    """The fine-tuning tables' one config slice: bins, the stage, seeds, tasks and its models."""
-    return {"bins": finetune_bins(config["finetune"]), "finetune": config["finetune"], "seeds": config["seeds"],
+    """The fine-tuning tables' one config slice: the stage, each protocol's lengths, seeds, tasks and models."""
+    return {"finetune": config["finetune"], "seeds": config["seeds"],
             "tasks": config["tasks"], "models": {m: config["models"][m] for m in config["finetune"]["models"]},
             "protocols": protocol_lengths(config)}
