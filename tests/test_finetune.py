@@ -155,6 +155,27 @@ def test_more_metrics_sit_beside_validation_in_the_history(tmp_path, monkeypatch
     assert tokenizer.convert_tokens_to_ids("A") == TOKENIZER.convert_tokens_to_ids("A")
 
 
+def test_the_first_bin_beyond_training_is_scored_at_every_evaluation(tmp_path):
+    """`curve_lengths` (the planner's first test bin beyond training) makes the history a learning
+    curve out of distribution too: a `beyond_accuracy` column beside validation, one per evaluation."""
+    from lengthgen.engine.run import history_frame
+    from lengthgen.finetune.train import finetune_model
+
+    section = json.loads(json.dumps(finetune_section(tmp_path)))
+    section["training"].update(max_steps=20, eval_every=10, checkpoint_every=10, early_stop=False)
+    plain = history_frame(finetune_model(entry_of(section), get_task("UB"), 0, typed(section), tmp_path / "a",
+                                         None, progress=False))
+    curve = history_frame(finetune_model(entry_of(section), get_task("UB"), 0,
+                                         typed({**section, "curve_lengths": "13-15"}), tmp_path / "b", None,
+                                         progress=False))
+    assert plain.columns == ["step", "train_loss", "validation_accuracy"]
+    assert curve.columns == ["step", "train_loss", "validation_accuracy", "beyond_accuracy"]
+    assert curve.get_column("step").to_list() == [10, 20] and curve.get_column("beyond_accuracy").null_count() == 0
+    assert all(0 <= a <= 1 for a in curve.get_column("beyond_accuracy"))
+    # the probe does not move training: the same steps give the same validation
+    assert curve.get_column("validation_accuracy").to_list() == plain.get_column("validation_accuracy").to_list()
+
+
 def test_fine_tuning_in_bf16_runs_the_forward_pass_in_bf16_and_keeps_fp32_weights(tmp_path):
     """Fine-tuning's precision goes through accelerate: bf16 autocast on a CPU as on a GPU (the first
     step's loss moves by bfloat16's rounding only), whatever an accelerate config file says; the

@@ -17,8 +17,11 @@ from lengthgen.records.tables import write_parquet
 REPO = Path(__file__).resolve().parents[1]
 
 
-def preset(name="configs/finetune_protocols.yaml", **changes) -> dict:
-    config = yaml.safe_load((REPO / name).read_text())
+def preset(*overlays, **changes) -> dict:
+    """The study's preset with its overlays (default: the training protocols too), as a run loads them."""
+    config = yaml.safe_load((REPO / "configs/finetune_protocols.yaml").read_text())
+    for name in overlays or ("configs/finetune_protocols_training.yaml",):
+        config["finetune"]["protocols"].update(yaml.safe_load((REPO / name).read_text())["finetune"]["protocols"])
     config["finetune"].update(changes)
     return validate_config(config, check_availability=False)
 
@@ -32,6 +35,8 @@ def test_a_protocol_changes_only_what_it_names_and_runs_its_own_seeds():
     lengths = finetune.train_params(config, "embedded", "NRFirst", "paper-lengths")
     assert (lengths["train_lengths"], lengths["max_length"]) == ("3-50", 200)
     assert finetune.eval_params(config, "UF", "paper-lengths")["bins"] == ["2-31", "32-52"]
+    # every fine-tuning scores its first bin beyond training at each evaluation (the learning curve)
+    assert (lengths["curve_lengths"], default["curve_lengths"]) == ("51-100", "13-25")
     evals = finetune.evals(config)
     assert "results/finetune/embedded/full-budget/UB/seed2/eval.parquet" in evals
     assert "results/finetune/embedded/paper-lr/UB/seed0/eval.parquet" in evals
@@ -55,7 +60,7 @@ def test_without_protocols_the_section_is_the_default_protocol():
     assert config["finetune"]["protocols"] == {"default": {}}
     assert finetune.evals(config)[0] == "results/finetune/embedded/default/UR/seed0/eval.parquet"
     assert set(finetune.train_params(config, "embedded", "UF")) == {
-        "model", "data", "format", "train_lengths", "max_length", "train_examples", "training"}
+        "model", "data", "format", "train_lengths", "max_length", "curve_lengths", "train_examples", "training"}
 
 
 @pytest.mark.parametrize("protocols, message", [

@@ -113,6 +113,7 @@ def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_
         "format": finetune["format"],
         "train_lengths": str(finetune["train_lengths"][task.family]),
         "max_length": max(LengthBin.parse(b).high for b in finetune_bins(finetune)[task.family]),
+        **({"curve_lengths": curve} if (curve := curve_bin(finetune, task.family)) else {}),
         "train_examples": finetune["train_examples"],
         "training": finetune_training(finetune, task.family),
         # only when held out, so a stream-validated run's parameters (and its cached jobs) stay as they were
@@ -121,6 +122,14 @@ def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_
         **({"keep": finetune["keep"]} if finetune.get("keep", "best") != "best" else {}),
         **({"init": finetune["init"]} if finetune.get("init", "pretrained") != "pretrained" else {}),
     }
+
+
+def curve_bin(finetune: dict, family: str) -> str | None:
+    """The first test bin beyond the training lengths, scored at every evaluation of a fine-tuning
+    so that its history is a learning curve in and out of distribution (None: no such bin)."""
+    longest = LengthBin.parse(str(finetune["train_lengths"][family])).high
+    beyond = [b for b in finetune_bins(finetune)[family] if LengthBin.parse(b).low > longest]
+    return min(beyond, key=lambda b: LengthBin.parse(b).low) if beyond else None
 
 
 def icl_variants(icl: dict, family: str, kind: str) -> list[str]:

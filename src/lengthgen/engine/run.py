@@ -259,13 +259,16 @@ class TrainingRun:
 
 
 def history_frame(summary: dict):
-    """A run's history (from `TrainingRun.summary()`) as a table: step, training loss, validation accuracy."""
+    """A run's history (from `TrainingRun.summary()`) as a table: step, training loss, validation
+    accuracy, and a column for each other number the evaluations reported (null where one did not)."""
     import polars as pl
 
     history = summary["history"]
-    return pl.DataFrame({"step": history["steps"], "train_loss": history["losses"],
-                         "validation_accuracy": history["accuracies"]},
-                        schema={"step": pl.Int64, "train_loss": pl.Float64, "validation_accuracy": pl.Float64})
+    metrics = history.get("metrics") or [{}] * len(history["steps"])
+    others = sorted({key for m in metrics for key, value in m.items() if isinstance(value, (int, float))})
+    columns = {"step": history["steps"], "train_loss": history["losses"], "validation_accuracy": history["accuracies"],
+               **{key: [m.get(key) for m in metrics] for key in others}}
+    return pl.DataFrame(columns, schema={"step": pl.Int64, **{key: pl.Float64 for key in list(columns)[1:]}})
 
 
 def write_history(summary: dict, path, provenance: Provenance, seed: int, device: str, wildcards: dict,

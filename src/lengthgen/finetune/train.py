@@ -108,11 +108,32 @@ def training_and_validation(task: Task, settings: FinetuneTaskSettings, train_bi
 
 def finetune_model(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings, model_dir,
                    checkpoint_dir, progress: bool = True) -> dict:
-    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory."""
-    run, tokenizer = finetune_run(entry, task, seed, settings, checkpoint_dir)
+    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory;
+    with settings.curve_lengths, every evaluation also scores that bin beyond training (the
+    history's `beyond_accuracy`, the learning curve out of distribution; the kept weights are
+    still chosen by validation)."""
+    run, tokenizer = finetune_run(entry, task, seed, settings, checkpoint_dir,
+                                  beyond_training_metric(entry, task, seed, settings))
     train([run], progress=progress)
     save_hf_directory(run.final_model(), tokenizer, model_dir)
     return run.summary()
+
+
+def beyond_training_metric(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings):
+    """The teacher-forced accuracy on settings.curve_lengths, as `finetune_run`'s more_metrics
+    (None without that bin): as many examples as validation, from their own stream."""
+    if not settings.curve_lengths:
+        return None
+    training = TrainSettings.from_config(settings.training, keep=settings.keep or "best")
+    layout = tokenizer_layout(load_tokenizer(entry), symbols_used(settings.data), model_name=repr(entry.name),
+                              style=settings.format)
+    examples, targets = encoded_examples(task, settings.data, LengthBin.parse(settings.curve_lengths),
+                                         training.eval_examples, seed, "beyond-training", layout)
+
+    def beyond_accuracy(model) -> dict:
+        return {"beyond_accuracy": teacher_forced_accuracy(model, examples, targets, training.eval_batch_size,
+                                                           training.precision)}
+    return beyond_accuracy
 
 
 def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], *, data: dict, style: str, batch_size: int,
