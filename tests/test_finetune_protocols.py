@@ -132,3 +132,74 @@ def test_a_random_initialisation_keeps_the_architecture_and_draws_new_weights(tm
     assert all(p.shape == weights[n].shape for n, p in fresh.named_parameters())
     assert not torch.equal(next(fresh.parameters()), next(pretrained.parameters()))
     assert all(torch.equal(p, q) for p, q in zip(fresh.parameters(), again.parameters()))  # drawn from the seed
+
+
+LENGTHS = {"default": {"train_lengths": {"retrieval": "3-20", "copying": "2-12"},
+                       "bins": {"retrieval": ["3-20", "21-40", "41-80"], "copying": ["2-12", "13-25", "26-50"]}},
+           "paper-lengths": {"train_lengths": {"retrieval": "3-50", "copying": "2-31"},
+                             "bins": {"retrieval": ["3-50", "51-100", "101-200"], "copying": ["2-31", "32-52"]}}}
+
+
+def finding_row(system, first, second, length, verdict, finding=3):
+    return {"finding": finding, "claim": "mirrors agree", "kind": "agree", "first": first, "second": second,
+            "system": system, "length": length, "seeds": 3, "first_value": 0.9, "second_value": 0.6,
+            "difference": 0.3, "difference_low": 0.2, "difference_high": 0.4, "verdict": verdict}
+
+
+def test_the_robustness_table_matches_a_comparison_across_protocols_by_its_place_beyond_training():
+    """21-40 (default) and 51-100 (the paper's lengths) are each protocol's first bin past training:
+    the same comparison; a verdict equal under both holds, one that differs depends on the protocol,
+    one judged by a single protocol says so; other findings and other models are not read."""
+    from lengthgen.finetune.robustness import DEPENDS, HOLDS, ONE, beyond_place, robustness_table
+
+    findings = pl.DataFrame([
+        finding_row("tiny", "NRFirst", "NLFirst", "21-40", "contradicted"),
+        finding_row("tiny", "NRFirst", "NLFirst", "41-80", "contradicted"),
+        finding_row("tiny/paper-lengths", "NRFirst", "NLFirst", "51-100", "contradicted"),
+        finding_row("tiny/paper-lengths", "NRFirst", "NLFirst", "101-200", "shown"),
+        finding_row("tiny", "UF", "UB", "13-25", "contradicted"),
+        finding_row("tiny", "UF", "UB", "13-25", "shown", finding=1),
+        finding_row("other/paper-lengths", "UF", "UB", "32-52", "shown"),
+    ])
+    accuracies = pl.DataFrame({"system": ["tiny/paper-lengths", "tiny/paper-lengths"], "task": ["NRFirst", "NLFirst"],
+                               "bin": ["51-100", "51-100"], "accuracy_std": [0.05, 0.125]})
+    table = robustness_table(findings, accuracies, LENGTHS, ["tiny"])
+    rows = {(r["protocol"], r["first"], r["beyond"]): r for r in table.iter_rows(named=True)}
+    assert set(rows) == {("default", "NRFirst", 1), ("default", "NRFirst", 2), ("paper-lengths", "NRFirst", 1),
+                         ("paper-lengths", "NRFirst", 2), ("default", "UF", 1)}
+    assert rows["default", "NRFirst", 1]["across_protocols"] == rows["paper-lengths", "NRFirst", 1]["across_protocols"] == HOLDS
+    assert rows["default", "NRFirst", 2]["across_protocols"] == DEPENDS
+    assert rows["default", "UF", 1]["across_protocols"] == ONE
+    paper = rows["paper-lengths", "NRFirst", 1]
+    assert (paper["bin"], paper["first_std"], paper["second_std"]) == ("51-100", 0.05, 0.125)
+    assert rows["default", "NRFirst", 1]["first_std"] is None  # not in the fine-tuning table given
+    assert beyond_place(LENGTHS["default"]["bins"]["retrieval"], "3-20", "3-20") is None  # in distribution
+
+
+def test_learning_curves_read_each_runs_evaluations_with_who_it_is(tmp_path):
+    """The histories' own provenance says which (model, protocol, task, seed) each curve is; a run
+    without the beyond-training score has nulls there, not a missing column; the figure has a
+    panel per task and protocol."""
+    from lengthgen.engine.run import write_history
+    from lengthgen.finetune.curves import read_learning_curves
+    from lengthgen.results.figures import learning_curves
+
+    def history(protocol, task, beyond):
+        path = tmp_path / f"results/finetune/tiny/{protocol}/{task}/seed1/training.parquet"
+        metrics = [{"beyond_accuracy": b} for b in beyond] if beyond else [{}, {}]
+        summary = {"steps": 200, "best_accuracy": 1.0, "resumed_from": None,
+                   "history": {"steps": [100, 200], "losses": [1.0, 0.5], "accuracies": [0.5, 1.0], "metrics": metrics}}
+        section = {"train_lengths": "3-20", **({"curve_lengths": "21-40"} if beyond else {})}
+        write_history(summary, path, Provenance(section), 1, "cpu",
+                      {"model": "tiny", "protocol": protocol, "task": task, "seed": "1"})
+        return path
+
+    curves = read_learning_curves([history("default", "NRFirst", [0.25, 0.75]),
+                                   history("paper-lengths", "NRFirst", None), history("default", "UF", [0.0, 0.5])])
+    assert curves.height == 6 and set(curves.get_column("seed")) == {1}
+    first = curves.filter((pl.col("protocol") == "default") & (pl.col("task") == "NRFirst"))
+    assert first.get_column("beyond_accuracy").to_list() == [0.25, 0.75]
+    assert first.get_column("curve_lengths").to_list() == ["21-40", "21-40"]
+    assert curves.filter(pl.col("protocol") == "paper-lengths").get_column("beyond_accuracy").null_count() == 2
+    figure = learning_curves(curves)
+    assert len(figure.axes) == 2 * 2  # tasks NRFirst, UF x protocols default, paper-lengths

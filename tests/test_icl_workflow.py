@@ -155,6 +155,7 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert {rule for rule, _ in jobs} == {"finetune_eval", "finetune_table", "finetune_pairs", "finetune_places",
                                           "comparison_table", "figure_finetune", "figure_comparison", "mechanism",
                                           "heads_table", "patching_table", "mechanism_pairs", "findings", "figure_mechanism",
+                                          "finetune_robustness",
                                           "tables_index", "all"}
     # A second protocol: its own models (a grid axis), none of the default's again.
     with_protocol = copy.deepcopy(config)

@@ -181,7 +181,8 @@ def report_outputs():
     made = tables_made()
     outputs = list(rules.tables_index.output)
     for table, figure in (("scratch", rules.figure_scratch), ("icl", rules.figure_icl),
-                          ("finetune", rules.figure_finetune), ("comparison", rules.figure_comparison),
+                          ("finetune", rules.figure_finetune), ("finetune", rules.figure_finetune_curves),
+                          ("comparison", rules.figure_comparison),
                           ("heads", rules.figure_mechanism), ("realistic", rules.figure_realistic),
                           ("corpus_pairs", rules.figure_corpora)):
         if table in made and (figure is not rules.figure_corpora or CORPUS_SUMMARIES):

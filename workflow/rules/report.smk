@@ -16,10 +16,12 @@ localrules:
     finetune_table,
     finetune_pairs,
     finetune_places,
+    finetune_robustness,
     comparison_table,
     figure_scratch,
     figure_icl,
     figure_finetune,
+    figure_finetune_curves,
     figure_comparison,
     figure_mechanism,
     heads_table,
@@ -49,6 +51,22 @@ rule findings:
         run_writer("lengthgen.results.findings_markdown:write_findings", log, output,
                    {name: getattr(input, name) for name in params.section["tables"]}, params.section["models"],
                    Provenance(params.section), params.section["rules"])
+
+
+rule finetune_robustness:
+    # Finding 3 under each fine-tuning protocol: the findings' per-protocol verdicts side by side.
+    input:
+        findings=rules.findings.output.parquet,
+        finetune=rules.finetune_table.output.parquet,
+    output:
+        **table_outputs("finetune_robustness"),
+    params:
+        section=finetune_plan.tables_params(config),
+    log:
+        log_path("finetune_robustness"),
+    run:
+        run_writer("lengthgen.finetune.robustness:write_finetune_robustness", log, output, input.findings,
+                   input.finetune, params.section["protocols"], params.section["models"], Provenance(params.section))
 
 
 rule figure_scratch:
@@ -97,6 +115,22 @@ rule figure_finetune:
         bins_pdf=f"{FIGURES}/finetune_bins.pdf",
     log:
         log_path("figure_finetune"),
+    conda:
+        ENV
+    script:
+        "../scripts/figures.py"
+
+
+rule figure_finetune_curves:
+    # Validation and beyond-training accuracy at every evaluation of every fine-tuning, per protocol.
+    input:
+        histories=finetune_plan.histories(config),
+    output:
+        curves=report(f"{FIGURES}/finetune_curves.png", caption=caption("finetune_curves"),
+                      category=CATEGORIES["finetune"]),
+        curves_pdf=f"{FIGURES}/finetune_curves.pdf",
+    log:
+        log_path("figure_finetune_curves"),
     conda:
         ENV
     script:

@@ -21,6 +21,10 @@ elif rule == "figure_icl":
     figures.save(figures.mirror_bars(table, "tf_symbol_accuracy"), stem(outputs.teacher))
 elif rule == "figure_finetune":
     figures.save(figures.accuracy_by_bin(read_frame(inputs.table), "Fine-tuned"), stem(outputs.bins))
+elif rule == "figure_finetune_curves":
+    from lengthgen.finetune.curves import read_learning_curves
+
+    figures.save(figures.learning_curves(read_learning_curves(inputs.histories)), stem(outputs.curves))
 elif rule == "figure_comparison":
     figures.save(figures.comparison(read_frame(inputs.table)), stem(outputs.comparison))
 elif rule == "figure_mechanism":

@@ -50,6 +50,11 @@ def evals(config: dict) -> list[str]:
             for task, seed in product(config["tasks"], protocol_seeds(config, protocol))]
 
 
+def histories(config: dict) -> list[str]:
+    """Every fine-tuning's training history (its learning curve), in the order of `evals`."""
+    return [path.replace("/eval.parquet", "/training.parquet") for path in evals(config)]
+
+
 def eval_inputs(config: dict) -> list[str]:
     """Every data file the fine-tuned models are evaluated on (for the pairs table, as from scratch)."""
     files = [f for protocol in protocols(config) for name in config["tasks"] for seed in protocol_seeds(config, protocol)

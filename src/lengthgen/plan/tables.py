@@ -34,7 +34,7 @@ _STAGES = (
     ("scratch", scratch.enabled, {"scratch": "scratch_table", "scratch_pairs": "scratch_pairs"}),
     ("icl", icl.enabled, {"icl": "icl_table", "icl_pairs": "icl_pairs"}),
     ("finetune", finetune.enabled, {"finetune": "finetune_table", "finetune_pairs": "finetune_pairs",
-                                    "finetune_places": "finetune_places"}),
+                                    "finetune_places": "finetune_places", "finetune_robustness": "finetune_robustness"}),
     ("comparison", finetune.comparison_enabled, {"comparison": "comparison_table"}),
     ("mechanism", mechanism.enabled, {"heads": "heads_table", "patching": "patching_table",
                                       "mechanism_pairs": "mechanism_pairs"}),

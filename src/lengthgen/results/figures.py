@@ -252,3 +252,34 @@ def pretraining_history(histories: dict[str, dict]):
     figure.suptitle("Pretraining: the best induction and anti-induction heads as they form, per corpus")
     figure.tight_layout()
     return figure
+
+
+def learning_curves(curves: pl.DataFrame):
+    """Fine-tuning's learning curves, a panel per (task, protocol): validation accuracy in
+    distribution (dark) and the accuracy on the first bin beyond training (orange), one line per
+    seed, against the optimiser step: where a run stopped, and whether generalisation was still
+    moving when it did. curves: `lengthgen.finetune.curves.read_learning_curves`."""
+    tasks = [t for t in dict.fromkeys(curves.get_column("task").to_list())]
+    protocols = list(dict.fromkeys(curves.get_column("protocol").to_list()))
+    figure, axes = plt.subplots(max(1, len(tasks)), max(1, len(protocols)), squeeze=False, sharey=True,
+                                figsize=(3.2 * max(1, len(protocols)), 2.2 * max(1, len(tasks))))
+    for row, task in enumerate(tasks):
+        for column, protocol in enumerate(protocols):
+            ax, part = axes[row][column], curves.filter((pl.col("task") == task) & (pl.col("protocol") == protocol))
+            for run in part.partition_by(["model", "seed"], maintain_order=True):
+                ax.plot(run["step"], run["validation_accuracy"], color="#333333", linewidth=1, alpha=0.8)
+                if run["beyond_accuracy"].null_count() < run.height:
+                    ax.plot(run["step"], run["beyond_accuracy"], color="#dd8452", linewidth=1, alpha=0.8)
+            if part.height:
+                first = part.row(0, named=True)
+                ax.set_title(f"{task}, {protocol}: train {first['train_lengths']}, "
+                             f"beyond {first['curve_lengths'] or '–'}", fontsize=7)
+            ax.set_ylim(-0.03, 1.03)
+            if row == len(tasks) - 1:
+                ax.set_xlabel("step", fontsize=8)
+        axes[row][0].set_ylabel("accuracy", fontsize=8)
+    axes[0][0].legend(handles=[Patch(color="#333333", label="validation (training lengths)"),
+                               Patch(color="#dd8452", label="first bin beyond training")], fontsize=6)
+    figure.suptitle("Fine-tuning learning curves: one line per seed (teacher-forced exact match)", fontsize=9)
+    figure.tight_layout()
+    return figure
