@@ -120,9 +120,9 @@ def test_a_target_the_config_does_not_make_stops_with_the_valid_names(default):
 
 
 def test_every_table_a_config_makes_and_what_the_findings_read(default):
-    from lengthgen.plan.tables import TABLES, findings_inputs, findings_params, tables_made
+    from lengthgen.plan.tables import TABLE_RULES, findings_inputs, findings_params, tables_made
 
-    assert tables_made(default) == list(TABLES)  # the default runs every stage
+    assert tables_made(default) == list(TABLE_RULES)  # the default runs every stage
     assert list(findings_inputs(default)) == ["scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs",
                                               "mechanism_pairs", "corpus_pairs"]
     smoke = config_of("configs/smoke.yaml")

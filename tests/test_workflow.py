@@ -2,6 +2,7 @@
 
 import copy
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -267,10 +268,28 @@ def loaded_model(rule: str, wildcards: dict) -> str | None:
 
 
 def local_rules(repo) -> set[str]:
-    """The rules that run where Snakemake runs, never submitted (report.smk's `localrules:`)."""
-    text = (repo / "workflow" / "rules" / "report.smk").read_text()
-    block = text.split("localrules:\n", 1)[1].split("\n\n", 1)[0]
-    return {name.strip(" ,") for name in block.splitlines()}
+    """The rules that run where Snakemake runs, never submitted (the registry's, which report.smk
+    hands to Snakemake)."""
+    from lengthgen.plan.tables import local_rules
+
+    return set(local_rules())
+
+
+def test_every_rule_that_writes_a_table_or_a_figure_is_in_the_registry(repo):
+    """The registry (lengthgen.plan.tables) generates `localrules` and the report's outputs: a rule
+    writing a table or a figure outside it would go out as a cluster job and miss the report; a
+    name in it that is no rule would be a table nothing writes."""
+    from lengthgen.plan.tables import FIGURE_RULES, TABLE_RULES, local_rules
+
+    writers = set()
+    for path in (repo / "workflow" / "rules").glob("*.smk"):
+        for block in re.split(r"\n(?=rule \w+:)", path.read_text())[1:]:
+            name, body = block.split(":", 1)[0].removeprefix("rule "), block.split("\n\n\n", 1)[0]
+            if "table_outputs(" in body or "{FIGURES}/" in body or "{TABLES}/" in body:
+                writers.add(name)
+    assert writers == set(local_rules())
+    assert "workflow.localrules(*tables_plan.local_rules())" in (repo / "workflow/rules/report.smk").read_text()
+    assert set(FIGURE_RULES.values()) <= set(TABLE_RULES)  # a figure follows a table the registry knows
 
 
 def test_every_job_of_the_paper_preset_asks_for_what_its_model_needs(tmp_path, repo):

@@ -24,7 +24,7 @@ from lengthgen.plan.tables import CATEGORIES
 from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, FIGURES, FINETUNE,
                                   FINETUNE_CHECKPOINTS, ICL,
                                   MECHANISM, REALISTIC, RESULTS, SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path,
-                                  data_path, log_path)
+                                  data_path, log_path, table_path)
 from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import run_writer
 from lengthgen.settings import CorpusStatisticsSettings
@@ -83,8 +83,8 @@ def caption(name):
 def table_outputs(name, caption_name="table"):
     """A table's parquet (with provenance), markdown, and CSV twin (in the report, with its caption:
     workflow/report/table.rst unless the table has its own)."""
-    return {"parquet": f"{TABLES}/{name}.parquet", "markdown": f"{TABLES}/{name}.md",
-            "csv": report(f"{TABLES}/{name}.csv", caption=caption(caption_name), category=tables_plan.category_of(name),
+    return {"parquet": table_path(name), "markdown": table_path(name, "md"),
+            "csv": report(table_path(name, "csv"), caption=caption(caption_name), category=tables_plan.category_of(name),
                           labels={"table": name})}
 
 
@@ -177,14 +177,9 @@ def default_outputs():
 
 # -- figures and the report --------------------------------------------------------------------
 def report_outputs():
-    """Every figure this config makes, plus the index of the tables."""
-    made = tables_made()
+    """Every figure this config makes (the registry's, lengthgen.plan.tables), plus the index of the tables."""
     outputs = list(rules.tables_index.output)
-    for table, figure in (("scratch", rules.figure_scratch), ("icl", rules.figure_icl),
-                          ("finetune", rules.figure_finetune), ("finetune", rules.figure_finetune_curves),
-                          ("comparison", rules.figure_comparison),
-                          ("heads", rules.figure_mechanism), ("realistic", rules.figure_realistic),
-                          ("corpus_pairs", rules.figure_corpora)):
-        if table in made and (figure is not rules.figure_corpora or CORPUS_SUMMARIES):
-            outputs += list(figure.output)
+    for figure in tables_plan.figures_made(config):
+        if figure != "figure_corpora" or CORPUS_SUMMARIES:
+            outputs += list(getattr(rules, figure).output)
     return outputs

@@ -4,36 +4,7 @@
 # on the submitting machine (localrules): seconds of work each, never worth a cluster job. The
 # table rules are `run:` blocks inside Snakemake itself (polars, no torch: no process start-up).
 
-localrules:
-    findings,
-    theory_table,
-    data_summary,
-    theory_check,
-    scratch_table,
-    scratch_pairs,
-    icl_table,
-    icl_pairs,
-    finetune_table,
-    finetune_pairs,
-    finetune_places,
-    finetune_robustness,
-    comparison_table,
-    figure_scratch,
-    figure_icl,
-    figure_finetune,
-    figure_finetune_curves,
-    figure_comparison,
-    figure_mechanism,
-    heads_table,
-    patching_table,
-    mechanism_pairs,
-    realistic_table,
-    realistic_pairs,
-    figure_realistic,
-    corpus_statistics,
-    corpus_pairs,
-    figure_corpora,
-    tables_index,
+workflow.localrules(*tables_plan.local_rules())  # the `localrules:` of the registry (lengthgen.plan.tables)
 
 
 rule findings:
@@ -188,7 +159,7 @@ rule figure_realistic:
 
 rule tables_index:
     input:
-        tables=lambda w: [f"{TABLES}/{t}.parquet" for t in tables_made()],
+        tables=lambda w: [table_path(t) for t in tables_made()],
     output:
         parquet=f"{TABLES}/index.parquet",
         markdown=report(f"{TABLES}/index.md", caption=caption("index"), category=CATEGORIES["data"]),

@@ -1,5 +1,7 @@
-"""The result tables: which rule writes each, its report category, whether a config makes it, and
-what the findings read."""
+"""The registry of results: every table (the rule that writes it, its report category, whether a
+config makes it), every figure (the table whose presence makes it), what the findings read, and
+the rules that run on the submitting machine: the workflow's `localrules` and its report's outputs
+are generated from here."""
 
 from __future__ import annotations
 
@@ -42,20 +44,38 @@ _STAGES = (
     ("corpora", corpora.enabled, {"corpus_statistics": "corpus_statistics", "corpus_pairs": "corpus_pairs"}),
 )
 # Every table: the rule that writes it, its report category, and whether a config makes it.
-TABLES = {name: (rule, CATEGORIES[stage], made) for stage, made, tables in _STAGES for name, rule in tables.items()}
+TABLE_RULES = {name: (rule, CATEGORIES[stage], made) for stage, made, tables in _STAGES
+               for name, rule in tables.items()}
+# Every figure rule, and the table whose presence in a run makes it.
+FIGURE_RULES = {"figure_scratch": "scratch", "figure_icl": "icl", "figure_finetune": "finetune",
+                "figure_finetune_curves": "finetune", "figure_comparison": "comparison",
+                "figure_mechanism": "heads", "figure_realistic": "realistic", "figure_corpora": "corpus_pairs"}
+INDEX_RULE = "tables_index"
 
 
 def rule_of(name: str) -> str:
-    return TABLES[name][0]
+    return TABLE_RULES[name][0]
 
 
 def category_of(name: str) -> str:
-    return TABLES[name][1]
+    return TABLE_RULES[name][1]
 
 
 def tables_made(config: dict) -> list[str]:
     """The tables this config makes, by name."""
-    return [name for name, (_, _, made) in TABLES.items() if made(config)]
+    return [name for name, (_, _, made) in TABLE_RULES.items() if made(config)]
+
+
+def figures_made(config: dict) -> list[str]:
+    """The figure rules this config runs (those whose table it makes)."""
+    made = set(tables_made(config))
+    return [rule for rule, table in FIGURE_RULES.items() if table in made]
+
+
+def local_rules() -> list[str]:
+    """The rules that run where Snakemake runs, never as cluster jobs: every table, figure and the
+    index (seconds of work each, polars and matplotlib, no torch)."""
+    return [rule for rule, _, _ in TABLE_RULES.values()] + list(FIGURE_RULES) + [INDEX_RULE]
 
 
 def findings_inputs(config: dict) -> dict[str, str]:

@@ -84,7 +84,7 @@ class Finding:
     number: int  # its place in SPEC's list and in the table
     section: str  # the paper's section
     name: str  # what the paper finds
-    source: str  # the pairs table it reads, one the workflow makes (TABLES in lengthgen.plan.tables)
+    source: str  # the pairs table it reads, one the workflow makes (TABLE_RULES in lengthgen.plan.tables)
     claims: tuple[str, ...]  # its claims, in the table's order
     judge: Callable[[pl.DataFrame | None, ModelPaths, VerdictRules], pl.DataFrame]
     by_length: bool = False  # judged per length as well as per system and measure
