@@ -143,7 +143,7 @@ def test_the_cycle_finder_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-def readme_layers() -> tuple[list, set]:
+def architecture_doc_layers() -> tuple[list, set]:
     """The layers and exceptions as docs/architecture.md lists them."""
     section = ARCHITECTURE.read_text()
     layers = [(name, re.findall(r"`(lengthgen[\w.]*)`", units))
@@ -152,8 +152,8 @@ def readme_layers() -> tuple[list, set]:
     return layers, exceptions
 
 
-def test_the_readme_declares_the_same_layers():
-    assert readme_layers() == (LAYERS, EXCEPTIONS)
+def test_the_architecture_doc_declares_the_same_layers():
+    assert architecture_doc_layers() == (LAYERS, EXCEPTIONS)
 
 
 def test_train_settings_have_no_defaults_of_their_own_and_refuse_unknown_keys():

@@ -135,4 +135,4 @@ def test_each_bin_is_marked_beyond_the_training_lengths_or_not():
     for train_lengths, beyond in (({"retrieval": "1-8"}, True), ({"retrieval": "1-9"}, False), ("1-8", True),
                                   (None, None)):
         pairs = bin_pairs(evals(outcomes), train_lengths=train_lengths)  # the examples' bin: 9-12
-        assert pairs["beyond_training"].to_list() == [beyond] * pairs.height
+        assert pairs.height > 0 and pairs["beyond_training"].to_list() == [beyond] * pairs.height

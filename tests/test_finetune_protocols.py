@@ -63,7 +63,18 @@ def test_without_protocols_the_section_is_the_default_protocol():
         "model", "data", "format", "train_lengths", "max_length", "curve_lengths", "train_examples", "training"}
 
 
+def test_a_protocol_with_no_seeds_is_declared_but_not_run():
+    """A study run in parts (resources/finetune_protocols/): `seeds: []` keeps the protocol's
+    definition in the preset and plans none of its jobs, nor its tables' rows."""
+    config = preset(protocols={**preset()["finetune"]["protocols"], "paper-lr": {"seeds": []}, "lr-1e-4": {"seeds": []},
+                               "from-random": {"init": "random", "seeds": []}})
+    assert set(finetune.protocols(config)) == {"default", "paper-lengths", "full-budget"}
+    assert len(finetune.evals(config)) == 6 * 3 * 3
+    assert set(finetune.tables_params(config)["protocols"]) == {"default", "paper-lengths", "full-budget"}
+
+
 @pytest.mark.parametrize("protocols, message", [
+    ({"x": {"seeds": []}}, "config key finetune.protocols: every protocol has `seeds: []`, so nothing is fine-tuned"),
     ({"x": {"training": {"lr": 0}}}, "config key finetune.protocols.x.training.lr: 0 is less than or equal to"),
     ({"x": {"keep": "first"}}, "config key finetune.protocols.x.keep: 'first' is not one of ['best', 'last']"),
     ({"x": {"seeds": [7]}}, "config key finetune.protocols.x.seeds: [7] are not all among the run's seeds [0, 1, 2]"),

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
 import sys
 import threading
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -157,13 +157,12 @@ def job_log(log, outputs):
                 stream.local.handle = None
 
 
-def run_writer(writer: str, log, outputs, *inputs) -> None:
-    """The one body of every `run:` rule: `writer` ("package.module:function") is imported and called
-    with `inputs` and the outputs inside the job's log, so even a failed import is logged and shown
-    as one line, not as Snakemake's bare "message: None"."""
+def run_writer(writer: Callable, log, outputs, *inputs) -> None:
+    """The one body of every `run:` rule: `writer` (imported by the rule file when the workflow is
+    parsed) is called with `inputs` and the outputs inside the job's log, so its failure is logged
+    and shown as one line, not as Snakemake's bare "message: None"."""
     with job_log(log, outputs):
-        module, name = writer.split(":")
-        getattr(importlib.import_module(module), name)(*inputs, outputs)
+        writer(*inputs, outputs)
 
 
 def report_outputs(outputs, started: float) -> None:

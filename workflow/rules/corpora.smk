@@ -4,6 +4,11 @@
 # their own (results/corpora/) so that the paper's stages and findings keep their own models; then
 # the corpora's repeat statistics, the paired comparisons finding 7 reads, and the pretraining curves.
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.corpora.pairs import write_corpus_pairs
+from lengthgen.pretrain.statistics import write_corpus_statistics
+
 
 # The pretraining summary shipped beside a model (its provenance holds the training history), for
 # the models that have one: a model pretrained elsewhere has no curves to draw.
@@ -101,7 +106,7 @@ rule corpus_statistics:
     log:
         log_path("corpus_statistics"),
     run:
-        run_writer("lengthgen.pretrain.statistics:write_corpus_statistics", log, output,
+        run_writer(write_corpus_statistics, log, output,
                    CorpusStatisticsSettings.from_config(params.section), Provenance(params.section))
 
 
@@ -117,7 +122,7 @@ rule corpus_pairs:
     log:
         log_path("corpus_pairs"),
     run:
-        run_writer("lengthgen.corpora.pairs:write_corpus_pairs", log, output, input.heads, input.icl, input.finetune,
+        run_writer(write_corpus_pairs, log, output, input.heads, input.icl, input.finetune,
                    params.section["roles"], Provenance(params.section))
 
 

@@ -1,5 +1,11 @@
 # Task data, the theory table, the data summary and the theory check (SPEC section 1).
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.tasks.summary import write_data_summary
+from lengthgen.tasks.theory import write_theory_table
+from lengthgen.tasks.theory_check import write_theory_check
+
 
 rule data:
     # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
@@ -26,7 +32,7 @@ rule theory_table:
     log:
         log_path("theory_table"),
     run:
-        run_writer("lengthgen.tasks.theory:write_theory_table", log, output, params.section["tasks"], Provenance(params.section))
+        run_writer(write_theory_table, log, output, params.section["tasks"], Provenance(params.section))
 
 
 rule data_summary:
@@ -39,7 +45,7 @@ rule data_summary:
     log:
         log_path("data_summary"),
     run:
-        run_writer("lengthgen.tasks.summary:write_data_summary", log, output, input, Provenance(params.section))
+        run_writer(write_data_summary, log, output, input, Provenance(params.section))
 
 
 rule theory_check:
@@ -54,5 +60,5 @@ rule theory_check:
     log:
         log_path("theory_check"),
     run:
-        run_writer("lengthgen.tasks.theory_check:write_theory_check", log, output, input, params.section["data"],
+        run_writer(write_theory_check, log, output, input, params.section["data"],
                    Provenance(params.section))

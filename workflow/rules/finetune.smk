@@ -1,6 +1,11 @@
 # Fine-tuning registry models per (model, task, seed), then evaluation of every bin of each model:
 # paper section 4.3. Then the comparison of the three experiments per mirror pair.
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.finetune.tables import write_finetune_pairs, write_finetune_places, write_finetune_table
+from lengthgen.results.comparison import write_comparison_table
+
 
 rule finetune_train:
     input:
@@ -53,7 +58,7 @@ rule finetune_table:
     log:
         log_path("finetune_table"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_table", log, output, input.evals,
+        run_writer(write_finetune_table, log, output, input.evals,
                    params.section["protocols"], list(params.section["models"]), Provenance(params.section))
 
 
@@ -68,7 +73,7 @@ rule finetune_pairs:
     log:
         log_path("finetune_pairs"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_pairs", log, output, input.evals, input.data,
+        run_writer(write_finetune_pairs, log, output, input.evals, input.data,
                    params.section["protocols"], list(params.section["models"]), Provenance(params.section))
 
 
@@ -82,7 +87,7 @@ rule finetune_places:
     log:
         log_path("finetune_places"),
     run:
-        run_writer("lengthgen.finetune.tables:write_finetune_places", log, output, input.evals,
+        run_writer(write_finetune_places, log, output, input.evals,
                    params.section["protocols"], list(params.section["models"]), Provenance(params.section))
 
 
@@ -98,5 +103,5 @@ rule comparison_table:
     log:
         log_path("comparison_table"),
     run:
-        run_writer("lengthgen.results.comparison:write_comparison_table", log, output, input.scratch, input.icl, input.finetune,
+        run_writer(write_comparison_table, log, output, input.scratch, input.icl, input.finetune,
                    Provenance(params.section))

@@ -1,6 +1,10 @@
 # In-context evaluation (paper section 4.1): one job per (model, task family) loads its model once
 # and runs every prompt of that family's grid; the prediction cache keeps reruns incremental.
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.icl.table import write_icl_pairs, write_icl_table
+
 
 rule icl_predict:
     input:
@@ -34,7 +38,7 @@ rule icl_pairs:
     log:
         log_path("icl_pairs"),
     run:
-        run_writer("lengthgen.icl.table:write_icl_pairs", log, output, input, Provenance(params.section))
+        run_writer(write_icl_pairs, log, output, input, Provenance(params.section))
 
 
 rule icl_table:
@@ -48,4 +52,4 @@ rule icl_table:
     log:
         log_path("icl_table"),
     run:
-        run_writer("lengthgen.icl.table:write_icl_table", log, output, input.predictions, input.pairs, Provenance(params.section))
+        run_writer(write_icl_table, log, output, input.predictions, input.pairs, Provenance(params.section))

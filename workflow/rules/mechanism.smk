@@ -1,6 +1,10 @@
 # Mechanism (paper section 4.4): per model, head alignment scores and edge-level patching on copy
 # prompts; then one table of each over every model.
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.mechanism.tables import write_heads_table, write_mechanism_pairs, write_patching_table
+
 
 rule mechanism:
     input:
@@ -33,7 +37,7 @@ rule mechanism_pairs:
     log:
         log_path("mechanism_pairs"),
     run:
-        run_writer("lengthgen.mechanism.tables:write_mechanism_pairs", log, output, input.heads, input.patching, Provenance(params.section))
+        run_writer(write_mechanism_pairs, log, output, input.heads, input.patching, Provenance(params.section))
 
 
 rule heads_table:
@@ -47,7 +51,7 @@ rule heads_table:
     log:
         log_path("heads_table"),
     run:
-        run_writer("lengthgen.mechanism.tables:write_heads_table", log, output, input.heads, input.pairs, Provenance(params.section))
+        run_writer(write_heads_table, log, output, input.heads, input.pairs, Provenance(params.section))
 
 
 rule patching_table:
@@ -61,4 +65,4 @@ rule patching_table:
     log:
         log_path("patching_table"),
     run:
-        run_writer("lengthgen.mechanism.tables:write_patching_table", log, output, input.patching, input.pairs, Provenance(params.section))
+        run_writer(write_patching_table, log, output, input.patching, input.pairs, Provenance(params.section))

@@ -1,6 +1,10 @@
 # Realistic tasks (paper section 4.2): one job per (model, task) loads its model once and runs every
 # length and seed, through the in-context prediction cache; then one table over every model.
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.realistic.tables import write_realistic_pairs, write_realistic_table
+
 
 rule realistic_predict:
     input:
@@ -32,7 +36,7 @@ rule realistic_pairs:
     log:
         log_path("realistic_pairs"),
     run:
-        run_writer("lengthgen.realistic.tables:write_realistic_pairs", log, output, input, Provenance(params.section))
+        run_writer(write_realistic_pairs, log, output, input, Provenance(params.section))
 
 
 rule realistic_table:
@@ -46,5 +50,5 @@ rule realistic_table:
     log:
         log_path("realistic_table"),
     run:
-        run_writer("lengthgen.realistic.tables:write_realistic_table", log, output, input.predictions, input.pairs,
+        run_writer(write_realistic_table, log, output, input.predictions, input.pairs,
                    params.section["models"], Provenance(params.section))

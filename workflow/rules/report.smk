@@ -4,6 +4,12 @@
 # on the submitting machine (localrules): seconds of work each, never worth a cluster job. The
 # table rules are `run:` blocks inside Snakemake itself (polars, no torch: no process start-up).
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.finetune.robustness import write_finetune_robustness
+from lengthgen.results.findings_markdown import write_findings
+from lengthgen.results.index import write_tables_index
+
 workflow.localrules(*tables_plan.local_rules())  # the `localrules:` of the registry (lengthgen.plan.tables)
 
 
@@ -19,7 +25,7 @@ rule findings:
     log:
         log_path("findings"),
     run:
-        run_writer("lengthgen.results.findings_markdown:write_findings", log, output,
+        run_writer(write_findings, log, output,
                    {name: getattr(input, name) for name in params.section["tables"]}, params.section["models"],
                    Provenance(params.section), params.section["rules"])
 
@@ -36,7 +42,7 @@ rule finetune_robustness:
     log:
         log_path("finetune_robustness"),
     run:
-        run_writer("lengthgen.finetune.robustness:write_finetune_robustness", log, output, input.findings,
+        run_writer(write_finetune_robustness, log, output, input.findings,
                    input.finetune, params.section["protocols"], params.section["models"], Provenance(params.section))
 
 
@@ -168,4 +174,4 @@ rule tables_index:
     log:
         log_path("tables_index"),
     run:
-        run_writer("lengthgen.results.index:write_tables_index", log, output, params.section, input.tables)
+        run_writer(write_tables_index, log, output, params.section, input.tables)

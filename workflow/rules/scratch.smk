@@ -1,5 +1,9 @@
 # From-scratch training per (task, PE, seed) and evaluation of every bin of each model: paper Appendix B.
 
+# The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
+# stops the parse, not a job).
+from lengthgen.scratch.tables import write_scratch_pairs, write_scratch_tables
+
 
 rule scratch_train:
     output:
@@ -80,7 +84,7 @@ rule scratch_table:
     log:
         log_path("scratch_table"),
     run:
-        run_writer("lengthgen.scratch.tables:write_scratch_tables", log, output, input.evals, params.section["bins"],
+        run_writer(write_scratch_tables, log, output, input.evals, params.section["bins"],
                    Provenance(params.section))
 
 
@@ -95,5 +99,5 @@ rule scratch_pairs:
     log:
         log_path("scratch_pairs"),
     run:
-        run_writer("lengthgen.scratch.tables:write_scratch_pairs", log, output, input.evals, input.data,
+        run_writer(write_scratch_pairs, log, output, input.evals, input.data,
                    params.section["scratch"]["train_lengths"], Provenance(params.section))

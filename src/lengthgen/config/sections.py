@@ -43,8 +43,10 @@ DEFAULT_PROTOCOL = "default"  # the fine-tuning section as it stands, no changes
 
 
 def finetune_protocols(finetune: dict) -> list[str]:
-    """The named fine-tuning protocols a run compares (a grid axis)."""
-    return list(finetune.get("protocols") or {DEFAULT_PROTOCOL: {}})
+    """The named fine-tuning protocols a run compares (a grid axis); one with `seeds: []` is
+    declared but not run."""
+    declared = finetune.get("protocols") or {DEFAULT_PROTOCOL: {}}
+    return [name for name, entry in declared.items() if (entry or {}).get("seeds") != []]
 
 
 def main_protocol(finetune: dict) -> str:

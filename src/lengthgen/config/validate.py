@@ -383,7 +383,10 @@ def check_protocols(config: dict, schema: dict) -> None:
     node = schema["properties"]["finetune"]
     validator = _DefaultingValidator({**schema, **node, "properties": {
         k: v for k, v in node["properties"].items() if k != "protocols"}})
-    for protocol in finetune_protocols(config["finetune"]):
+    if config["finetune"]["models"] and not finetune_protocols(config["finetune"]):
+        raise ConfigError("config key finetune.protocols: every protocol has `seeds: []`, so nothing is fine-tuned "
+                          "(give one protocol seeds, or set finetune.models: [] to turn the stage off)")
+    for protocol in config["finetune"]["protocols"]:
         seeds = config["finetune"]["protocols"][protocol].get("seeds", [])
         if not set(seeds) <= set(config["seeds"]):
             raise ConfigError(f"config key finetune.protocols.{protocol}.seeds: {sorted(seeds)} are not all among the "
