@@ -27,7 +27,7 @@ def test_mean_spread_and_mirror():
     assert ur["accuracy"] == pytest.approx(0.95) and ur["accuracy_std"] == pytest.approx(0.0707107, rel=1e-4)
     assert ur["greedy_accuracy"] == pytest.approx(0.475) and ur["seeds"] == 2
     assert ur["mirror"] == "UL" and ur["mirror_accuracy"] == pytest.approx(0.94)
-    assert ur["predicted_to_generalise"] is True
+    assert ur["expressible"] is True
     # Right/forward task first, then its mirror; bins in the given order.
     assert table.get_column("task").to_list() == ["UR", "UR", "UL", "NRLast"]
     assert table.get_column("bin").to_list()[:2] == ["short", "long"]

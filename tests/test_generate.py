@@ -1,4 +1,4 @@
-"""Task data: every constraint of SPEC section 1, checked independently of the generator."""
+"""Task data: every constraint of docs/spec.md §1, checked independently of the generator."""
 
 import numpy as np
 import pyarrow as pa

@@ -60,7 +60,7 @@ def test_edges_point_where_each_circuit_reads():
         edges = score_edges(prompts)
         assert edges["induction"] == [(d, s + 1) for d, s in edges["duplicate"]]
         assert edges["before_occurrence"] == [(d, s - 1) for d, s in edges["duplicate"]]
-        # The headline anti-induction score reads the very edges remove_anti_induction patches (SPEC 6).
+        # The headline anti-induction score reads the very edges remove_anti_induction patches (docs/spec.md §6).
         assert edges["anti_induction"] == edges["duplicate"]
         assert set(edges["anti_induction"]) <= set(anti_induction_edges(prompts))
         assert set(edges["induction"]) <= set(induction_edges(prompts))

@@ -85,7 +85,7 @@ def test_every_variant_shows_its_demonstrations_then_the_test_line_and_is_clean(
         text = build_prompt(TASKS[task], variant, test, demonstrations).text
         assert text.endswith("\n" + line_of(task, test, False)) and text.count(line_of(task, test, False)) == 1
         assert all(line_of(task, d, True) in text for d in demonstrations[1:])
-        assert "\\n" not in text and 'r"' not in text and "        " not in text  # no raw-string debris (SPEC 7)
+        assert "\\n" not in text and 'r"' not in text and "        " not in text  # no raw-string debris (docs/spec.md §7)
         texts.add(text)
     assert len(texts) == len(variants_for(TASKS[task]))
 
@@ -146,7 +146,7 @@ def test_unknown_variant():
 
 
 # Byte for byte, written from the authors' templates (retrieval/prompt_constants.py,
-# copying/prompt_completion.py and prompt_instruct.py) with their debris fixed as SPEC 7 asks: no
+# copying/prompt_completion.py and prompt_instruct.py) with their debris fixed as docs/spec.md §7 asks: no
 # literal backslash-n, raw-string quotes or indentation, the worked example's count right.
 RULE_NRFIRST = ("When the query appears multiple times, the answer is the token just to the right of its first "
                 "appearance.")

@@ -205,4 +205,20 @@ def test_the_theory_table_cites_each_program_or_the_proof_there_is_none():
     assert table["UR"]["program"] == f"induction: {TASKS['UR'].program}"
     assert table["NRLast"]["program"].startswith("none: ") and "Lemma 6" in table["NRLast"]["program"]
     assert "Theorem 12" in table["NB"]["program"]
-    assert [t for t, row in table.items() if row["c_rasp_pos"]] == PROGRAMMED
+    assert [t for t, row in table.items() if row["expressible"]] == PROGRAMMED
+
+
+def test_every_per_task_fact_is_keyed_by_the_task_records():
+    """Adding a task is one record in lengthgen.tasks.definitions: what is written elsewhere per
+    task (the config schema's enum, the in-context rule texts) must name exactly the records' tasks,
+    and the mirror pairs are the records' own."""
+    from lengthgen.config.validate import load_schema
+    from lengthgen.icl.prompts import RULE_MATH, RULE_SIMPLE
+    from lengthgen.tasks import MIRROR_PAIRS, TASK_NAMES, TASKS
+
+    tasks = load_schema()["properties"]["tasks"]
+    assert tasks["items"]["enum"] == list(TASK_NAMES) == tasks["default"]
+    assert set(RULE_SIMPLE) == set(TASK_NAMES)
+    assert set(RULE_MATH) == {t.name for t in TASKS.values() if t.family == "retrieval"}
+    assert {frozenset(p) for p in MIRROR_PAIRS} == {frozenset((t.name, t.mirror)) for t in TASKS.values()}
+    assert all(not TASKS[left].induction and TASKS[right].induction for left, right in MIRROR_PAIRS)

@@ -31,7 +31,7 @@ def test_outputs_and_provenance(finished):
     workdir, config = finished
     tables = workdir / "results" / "tables"
     theory = pl.read_parquet(tables / "theory.parquet")
-    assert theory.filter(pl.col("c_rasp_pos")).get_column("task").to_list() == ["UR", "UL", "UF"]
+    assert theory.filter(pl.col("expressible")).get_column("task").to_list() == ["UR", "UL", "UF"]
     summary = pl.read_parquet(tables / "data_summary.parquet")
     assert summary.get_column("constraints_hold").all()
     # The same check catches one of these files with one row against its task (a unique query twice).

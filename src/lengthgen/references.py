@@ -1,16 +1,16 @@
 """The paper's reference numbers, so a table can show a result beside what the paper reports.
 
 Realistic tasks: lorem-ipsum copying, (unambiguous, ambiguous) scores per hub model and paragraph
-length (SPEC section 5: base models at 500 tokens; instruct models at 2,000, from the authors'
+length (docs/spec.md §5: base models at 500 tokens; instruct models at 2,000, from the authors'
 rebuttal). The authors' repository stores no git revert / cherry-pick numbers.
 
-In context (SPEC section 3): what the authors' result files show for Llama-3.1-70B (base, length
+In context (docs/spec.md §3): what the authors' result files show for Llama-3.1-70B (base, length
 30), approximate ("near 100%", "near 25%", "about 55%").
 
-From scratch: Appendix B (SPEC section 2), accuracy per bin 1-50 / 51-100 / 101-150 (the authors'
+From scratch: Appendix B (docs/spec.md §2), accuracy per bin 1-50 / 51-100 / 101-150 (the authors'
 retrieval bins are 4-49 / 51-99 / 101-149; their committed runs also used 0-50 and 100-150), for
 APE and RoPE; "at least 0.99 everywhere" is kept as 0.99. Fine-tuned: the authors' reported
-out-of-distribution accuracies of NLFirst and NLLast (SPEC section 4).
+out-of-distribution accuracies of NLFirst and NLLast (docs/spec.md §4).
 """
 
 from __future__ import annotations

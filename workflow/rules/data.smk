@@ -1,4 +1,4 @@
-# Task data, the theory table, the data summary and the theory check (SPEC section 1).
+# Task data, the theory table, the data summary and the theory check (docs/spec.md §1).
 
 # The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
 # stops the parse, not a job).

@@ -1,4 +1,4 @@
-"""Fine-tuning (paper section 4.3, SPEC section 4): a pretrained model trained on one task at short
+"""Fine-tuning (paper section 4.3, docs/spec.md §4): a pretrained model trained on one task at short
 lengths and tested per length bin.
 
 Rules (workflow/rules/finetune.smk): `finetune_train` -> `train.finetune_model`, `finetune_eval` ->

@@ -1,4 +1,4 @@
-"""Few-shot prompts for pretrained models (SPEC section 3; the authors' `retrieval/` and `copying/`).
+"""Few-shot prompts for pretrained models (docs/spec.md §3; the authors' `retrieval/` and `copying/`).
 
 Line formats, the authors' (their code puts a space before every symbol, the first one included):
     retrieval    `` L D J V S | V: S``        the test line ends after ``:``, lines joined by a blank line
@@ -16,7 +16,7 @@ Variants. The authors': retrieval `simple_rule`, `math_rule`, `simple_rule_expla
 `math_rule_explained` (one drawn demonstration becomes the worked example: the explained variants
 show it, the others leave it out, as their code does); copying `bare`, `obey`, `hint_examples`
 (the authors call it `hint`). Ours, kept under their names: retrieval `bare`, `rule`, `formal`,
-`example`; copying `rule`, `hint`. Fixed against the authors' text (SPEC section 7): no stray
+`example`; copying `rule`, `hint`. Fixed against the authors' text (docs/spec.md §7): no stray
 raw-string text or literal backslash-n in the math rules, the worked example counts the query's
 occurrences (theirs always said 0), no stray indentation. Chat models get the authors' system and
 format prompts; retrieval in their context/query layout, with the demonstrations also in

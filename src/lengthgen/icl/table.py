@@ -80,7 +80,7 @@ def icl_table(paths) -> pl.DataFrame:
                         intervals(examples.with_columns(pl.lit("all").alias("variant")),
                                   ["model", "task", "bin", "variant"])])
     table = table.join(spread, on=["model", "task", "bin", "variant"])
-    theory = theory_table().select("task", "family", "mirror", pl.col("c_rasp_pos").alias("predicted_to_generalise"))
+    theory = theory_table().select("task", "family", "mirror", "expressible")
     table = table.join(theory, on="task")
     mirror = table.select(pl.col("task").alias("mirror"), "model", "bin", "variant",
                           *(pl.col(m).alias(f"mirror_{m}") for m in MIRRORED))
@@ -168,7 +168,7 @@ def icl_markdown(table: pl.DataFrame, pairs: pl.DataFrame, provenance: dict) -> 
             lambda r: interval_text(r["tf_symbol_accuracy_low"], r["tf_symbol_accuracy_high"]), pl.String).alias(
             "tf 95%"),
         "mirror_tf_symbol_accuracy", "target_logprob", "right_preference", "right_neighbour_share",
-        "predicted_to_generalise")
+        "expressible")
     return ("# In context: per task, model and length (mean over seeds and prompt variants)\n\n"
             "accuracy: exact match as the authors score it (spaces and <eos> removed); accuracy_strict: the answer "
             "exactly as the prompt writes it. tf_symbol_accuracy: teacher-forced, the share of target symbols "

@@ -65,7 +65,7 @@ def bin_table(results: pl.DataFrame, bins: dict[str, list[str]], reference=None,
         pl.col("greedy").mean().alias("greedy_accuracy"),
         pl.len().alias("seeds"),
     )
-    theory = theory_table().select("task", "family", "mirror", pl.col("c_rasp_pos").alias("predicted_to_generalise"))
+    theory = theory_table().select("task", "family", "mirror", "expressible")
     table = per_cell.join(theory, on="task")
     mirror = table.select(pl.col("task").alias("mirror"), "system", "bin", pl.col("accuracy").alias("mirror_accuracy"))
     table = table.join(mirror, on=["mirror", "system", "bin"], how="left")
@@ -80,7 +80,7 @@ def bin_table(results: pl.DataFrame, bins: dict[str, list[str]], reference=None,
                                pl.col("task").replace_strict(task_order, return_dtype=pl.Int32).alias("_task"))
             .sort(["system", "_task", "_bin"]).drop("_bin", "_task")
             .select("system", "task", "family", "bin", "accuracy", "accuracy_std", *spread, "greedy_accuracy",
-                    "seeds", "predicted_to_generalise", "mirror", "mirror_accuracy")
+                    "seeds", "expressible", "mirror", "mirror_accuracy")
             .with_columns(pl.struct("system", "task", "bin").map_elements(
                 lambda r: reference(r["system"], r["task"], r["bin"]) if reference else None,
                 return_dtype=pl.Float64).alias("paper")))
@@ -103,8 +103,8 @@ def theory_split(table: pl.DataFrame, bins: dict[str, list[str]], tolerance: flo
     problems = []
     for (system, family), cell in table.group_by(["system", "family"], maintain_order=True):
         cell = cell.filter(pl.col("bin") == bins[family][-1])
-        expressible = cell.filter(pl.col("predicted_to_generalise"))
-        inexpressible = cell.filter(~pl.col("predicted_to_generalise"))
+        expressible = cell.filter(pl.col("expressible"))
+        inexpressible = cell.filter(~pl.col("expressible"))
         if expressible.height and inexpressible.height:
             low = expressible.sort("accuracy").row(0, named=True)
             high = inexpressible.sort("accuracy").row(-1, named=True)
@@ -149,7 +149,7 @@ def bin_markdown(table: pl.DataFrame, bins: dict[str, list[str]], provenance: di
         for (system, task), rows in rows_of_family.group_by(["system", "task"], maintain_order=True):
             by_bin = {r["bin"]: r for r in rows.iter_rows(named=True)}
             cells = [_mean_spread(by_bin[b]) if b in by_bin else "" for b in family_bins]
-            expressible = "yes" if rows["predicted_to_generalise"][0] else "no"
+            expressible = "yes" if rows["expressible"][0] else "no"
             lines.append(f"| {system} | {task} | {expressible} | " + " | ".join(cells) + " |")
     problems = theory_split(table, bins)
     longest = ", ".join(f"{f} {b[-1]}" for f, b in bins.items())

@@ -1,4 +1,4 @@
-"""Per-head alignment scores on copy prompts (SPEC section 6, the authors' get_alignment.py).
+"""Per-head alignment scores on copy prompts (docs/spec.md §6, the authors' get_alignment.py).
 
 For a head, the mean attention weight over prompts and positions from
   previous-token     each test-input token (2..L) to the token before it;
@@ -7,7 +7,7 @@ For a head, the mean attention weight over prompts and positions from
                      previous-token information matches the current token, its value is the next);
   anti-induction     ... to the occurrence itself (backward copying's edge: a previous-token head has
                      written the token before it there, and the value carries it out; the edge the
-                     patching removes). The duplicate edge, read on backward copies (SPEC section 6);
+                     patching removes). The duplicate edge, read on backward copies (docs/spec.md §6);
   before-occurrence  ... to the token before the occurrence: positional, not a circuit of content
                      (that position cannot know what follows it), but where a model that copies
                      backward by position attends; never the anti-induction score.

@@ -1,7 +1,7 @@
 """A character-level tokenizer as a stock `PreTrainedTokenizerFast`: one character, one token.
 
-Used by the embedded pretrained models (so every task symbol is exactly one token, as SPEC
-section 4 asks) and by tests that build tiny models. Loads with `AutoTokenizer`, no custom code.
+Used by the embedded pretrained models (so every task symbol is exactly one token, as docs/spec.md
+§4 asks) and by tests that build tiny models. Loads with `AutoTokenizer`, no custom code.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a copy of a paragraph breaks, and whether it breaks after an ambiguous token (SPEC section 5,
+"""Where a copy of a paragraph breaks, and whether it breaks after an ambiguous token (docs/spec.md §5,
 the authors' realistic/evaluation/eval_copy.py and eval_utils.py, with their bugs fixed).
 
 A token type of the reference is unambiguous when it is always followed by the same token there,

@@ -41,7 +41,7 @@ def comparison_rows(scratch: pl.DataFrame, icl: pl.DataFrame, finetune: pl.DataF
     return rows.with_columns(
         pl.col("task").map_elements(lambda t: get_task(t).mirror, return_dtype=pl.Utf8).alias("mirror"),
         pl.col("task").map_elements(lambda t: get_task(t).expressible, return_dtype=pl.Boolean)
-        .alias("predicted_to_generalise"))
+        .alias("expressible"))
 
 
 def comparison_markdown(rows: pl.DataFrame, provenance: dict) -> str:

@@ -1,4 +1,4 @@
-"""The tasks (SPEC section 1): their records, length bins, data generators, theory and data checks.
+"""The tasks (docs/spec.md §1): their records, length bins, data generators, theory and data checks.
 
 Everything else takes `Task` records from here; a task name is looked up once, where it enters
 (a wildcard, a config list), never again further down.

@@ -1,4 +1,4 @@
-"""The ten synthetic tasks of SPEC section 1, as data: one record per task.
+"""The ten synthetic tasks of docs/spec.md §1, as data: one record per task.
 
 Everything that depends on "which task is this" (generator, target rule, theory prediction,
 mirror partner) reads these records, so adding a task means adding one entry here. A task is
@@ -38,12 +38,9 @@ class Task:
 
     @property
     def expressible(self) -> bool:
-        """Has a C-RASP[pos] program."""
+        """Has a C-RASP[pos] program: what the theory predicts to length-generalise (the one name
+        of that fact in the code and the tables)."""
         return self.program is not None
-
-    @property
-    def predicted_to_generalise(self) -> bool:
-        return self.expressible
 
 
 _PREFIX = "the count of q up to here is 1 marks the first occurrence"
@@ -79,10 +76,8 @@ TASKS: dict[str, Task] = {
 TASK_NAMES: tuple[str, ...] = tuple(TASKS)
 FAMILIES: tuple[str, ...] = ("retrieval", "copying")
 
-# (left/backward, right/forward) pairs, in the order the paper compares them.
-MIRROR_PAIRS: tuple[tuple[str, str], ...] = (
-    ("UL", "UR"), ("NLFirst", "NRFirst"), ("NLLast", "NRLast"), ("UB", "UF"), ("NB", "NF"),
-)
+# (left/backward, right/forward) pairs, in the records' order (the order the paper compares them).
+MIRROR_PAIRS: tuple[tuple[str, str], ...] = tuple((t.name, t.mirror) for t in TASKS.values() if not t.induction)
 
 def get_task(name: str) -> Task:
     try:

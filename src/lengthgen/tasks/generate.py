@@ -1,4 +1,4 @@
-"""Seeded, deterministic task data (SPEC section 1).
+"""Seeded, deterministic task data (docs/spec.md §1).
 
 Inputs are drawn per *generator* (unique/non-unique retrieval/copy), never per task, so every
 task that shares a generator -- in particular each left/right mirror pair -- gets the same
@@ -9,7 +9,7 @@ Symbols are integer indices into an alphabet; an *encoding* turns them into text
 ``chars`` ("AeC", one character per symbol, for pretrained models in context); ``finetune`` is
 spelled like ``chars`` and has its own generator settings (the fine-tuning data).
 
-Each generator has styles (`settings["style"]`). `controlled`, ours (SPEC section 1): every
+Each generator has styles (`settings["style"]`). `controlled`, ours (docs/spec.md §1): every
 occurrence of the query has both neighbours, occurrences are never adjacent, mirror tasks share
 their inputs exactly. The authors' (their `fromscratch/create_datasets.py` and
 `finetuning/*/generate_data.py`), each with their bugs fixed:

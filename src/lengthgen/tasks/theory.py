@@ -1,4 +1,4 @@
-"""The theory table: what C-RASP[pos] predicts for each task (SPEC section 1), with each task's program
+"""The theory table: what C-RASP[pos] predicts for each task (docs/spec.md §1), with each task's program
 (checked on the run's data by `theory_check`) or the paper's proof that it has none."""
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ def theory_table(tasks: list[Task] | None = None) -> pl.DataFrame:
         "uniqueness": ["unique" if t.unique else "non-unique" for t in tasks],
         "occurrence": [t.occurrence or "" for t in tasks],
         "mirror": [t.mirror for t in tasks],
-        "c_rasp_pos": [t.expressible for t in tasks],
-        "predicted_to_length_generalise": [t.predicted_to_generalise for t in tasks],
+        "expressible": [t.expressible for t in tasks],
         "reason": [t.reason for t in tasks],
         "program": [program_cell(t) for t in tasks],
     })
