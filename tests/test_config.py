@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from lengthgen.config import ConfigError, load_schema, model_entry, validate_config
-from lengthgen.config.validate import shipped_models, used_models
+from lengthgen.config.models_check import shipped_models, used_models
 from lengthgen.tasks import LengthBin
 from snakemake_runner import SNAKEFILE
 

@@ -17,21 +17,16 @@ from lengthgen.records.provenance import Provenance
 from lengthgen.records.tables import read_provenance
 from lengthgen.results import figures
 from lengthgen.results.findings import (
-    CONTRADICTED,
     CORPUS_CONTROL,
     CORPUS_GAP,
     CORPUS_HEAD_START,
     CORPUS_IN_CONTEXT,
     FINDINGS,
-    NO_PAIRS,
-    NOISE,
-    NOT_RUN,
-    SHOWN,
-    STAGE_OFF,
     corpus_finding,
     findings_table,
 )
 from lengthgen.results.findings_markdown import findings_markdown
+from lengthgen.results.verdicts import CONTRADICTED, NO_PAIRS, NOISE, NOT_RUN, SHOWN, STAGE_OFF
 from lengthgen.stats import fisher_exact
 
 NATURAL, BALANCED, REVERSED = "corpus_natural", "corpus_balanced", "corpus_reversed"

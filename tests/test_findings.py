@@ -9,22 +9,8 @@ import pytest
 
 from lengthgen.lengthbins.table import beyond_training
 from lengthgen.results.findings import (
-    ABOVE,
-    BOTH_FAIL,
-    CONTRADICTED,
-    FAIL_ALIKE,
     FINDINGS,
-    NO_PAIRS,
-    NOISE,
-    NOT_LEARNT,
-    NOT_RUN,
-    SHOWN,
-    STAGE_OFF,
     Finding,
-    VerdictRules,
-    _comparison,
-    _frame,
-    _nothing_to_compare,
     ambiguity_finding,
     corpus_finding,
     findings_sources,
@@ -36,6 +22,22 @@ from lengthgen.results.findings import (
     mechanism_finding,
 )
 from lengthgen.results.findings_markdown import findings_markdown
+from lengthgen.results.verdicts import (
+    ABOVE,
+    BOTH_FAIL,
+    CONTRADICTED,
+    FAIL_ALIKE,
+    NO_PAIRS,
+    NOISE,
+    NOT_LEARNT,
+    NOT_RUN,
+    SHOWN,
+    STAGE_OFF,
+    VerdictRules,
+    comparison_row,
+    finding_frame,
+    nothing_to_compare,
+)
 
 SIGNIFICANT, NOT_SIGNIFICANT = 0.001, 0.4
 
@@ -461,9 +463,9 @@ WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 
 def tables_the_workflow_makes() -> dict[str, str]:
     """The planning layer's tables: table name -> the rule that writes it."""
-    from lengthgen.plan.tables import TABLES
+    from lengthgen.plan.tables import TABLE_RULES
 
-    return {name: rule for name, (rule, _, _) in TABLES.items()}
+    return {name: rule for name, (rule, _, _) in TABLE_RULES.items()}
 
 
 def test_every_record_reads_a_table_the_workflow_makes_and_the_workflow_reads_the_records():
@@ -502,12 +504,12 @@ NEW_CLAIM = "expressible tasks above the inexpressible ones of their family on e
 
 def new_finding(pairs, model_paths=None, rules=None):
     """An eighth finding, written as the seven are: its rows from its source table."""
-    if (nothing := _nothing_to_compare(8, pairs)) is not None:
+    if (nothing := nothing_to_compare(FINDINGS[8], pairs)) is not None:
         return nothing
-    rows = [_comparison(8, NEW_CLAIM, ABOVE, pair, system=pair["system"], measure="teacher-forced exact match",
-                        length=pair["bin"])
+    rows = [comparison_row(FINDINGS[8], NEW_CLAIM, ABOVE, pair, system=pair["system"],
+                           measure="teacher-forced exact match", length=pair["bin"])
             for pair in pairs.filter(pl.col("comparison") == "expressible above inexpressible").iter_rows(named=True)]
-    return _frame(8, rows, "the config's tasks hold no such pair")
+    return finding_frame(FINDINGS[8], rows, "the config's tasks hold no such pair")
 
 
 def test_a_new_finding_is_one_record_plus_its_function(monkeypatch):

@@ -362,7 +362,8 @@ def test_the_asymmetry_lines_state_each_pair_with_its_interval_and_verdict():
 def test_one_task_without_its_mirror_has_nothing_to_compare_and_its_finding_is_not_run():
     """`tasks: [UF]`: no mirror pair, so the pairs table is empty; its markdown and the finding say so."""
     from lengthgen.icl.table import asymmetry, pair_tests
-    from lengthgen.results.findings import NOT_RUN, in_context_finding
+    from lengthgen.results.findings import in_context_finding
+    from lengthgen.results.verdicts import NOT_RUN
 
     examples = pl.DataFrame({"model": ["m"] * 2, "task": ["UF"] * 2, "bin": ["5"] * 2, "seed": [0, 0],
                              "example": [0, 1], "variant": ["a", "a"], "correct": [True, False],

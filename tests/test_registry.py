@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from lengthgen.config import ConfigError, model_entry, validate_config
-from lengthgen.config.validate import read_registry, shipped_models
+from lengthgen.config.models_check import read_registry, shipped_models
 from lengthgen.models.builders import build_model
 from lengthgen.models.loading import load
 from lengthgen.models.registry import ModelUnavailable, check_available

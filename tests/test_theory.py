@@ -212,7 +212,7 @@ def test_every_per_task_fact_is_keyed_by_the_task_records():
     """Adding a task is one record in lengthgen.tasks.definitions: what is written elsewhere per
     task (the config schema's enum, the in-context rule texts) must name exactly the records' tasks,
     and the mirror pairs are the records' own."""
-    from lengthgen.config.validate import load_schema
+    from lengthgen.config.schema import load_schema
     from lengthgen.icl.prompts import RULE_MATH, RULE_SIMPLE
     from lengthgen.tasks import MIRROR_PAIRS, TASK_NAMES, TASKS
 

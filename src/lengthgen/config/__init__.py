@@ -1,6 +1,9 @@
 """The workflow config: its schema (the one source of every default), validation, and reading
 one stage's or one family's settings."""
 
+from ..settings import ConfigError
+from .models_check import check_models, job_model_entry, model_entry
+from .schema import load_schema
 from .sections import (
     corpus_models,
     finetune_bins,
@@ -12,15 +15,7 @@ from .sections import (
     scratch_family_settings,
     scratch_lengths,
 )
-from .validate import (
-    ConfigError,
-    check_models,
-    job_model_entry,
-    load_schema,
-    model_entry,
-    train_settings,
-    validate_config,
-)
+from .validate import train_settings, validate_config
 
 __all__ = ["ConfigError", "check_models", "corpus_models", "finetune_bins", "finetune_task_section", "icl_variants",
            "load_schema", "job_model_entry", "model_entry",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from .validate import load_schema, resolve_refs
+from .schema import load_schema, resolve_refs
 
 _NONE = object()  # a key without a default
 HEADER = """# Config reference

@@ -2,7 +2,8 @@
 verdict), then every comparison with its numbers, its test and the paper's numbers. `lengthgen
 findings` prints it, and `write_findings` writes the `findings` rule's files (the table with its
 provenance, this markdown and the CSV twin). The verdicts are computed in
-`lengthgen.results.findings`; this module only renders and writes them."""
+`lengthgen.results.findings` (by the rules of `lengthgen.results.verdicts`); this module only renders and
+writes them."""
 
 from __future__ import annotations
 
@@ -12,20 +13,18 @@ from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..stats import LEVEL, PERMUTATIONS, interval_text, p_text
-from .findings import (
+from .findings import FINDINGS, ModelPaths, findings_table
+from .verdicts import (
     AGREE,
     CONTRADICTED,
     DEFAULT_RULES,
     FAIL_ALIKE,
     FAILING,
-    FINDINGS,
     NOISE,
     NOT_LEARNT,
     NOT_RUN,
     SHOWN,
-    ModelPaths,
     VerdictRules,
-    findings_table,
     missing,
 )
 
