@@ -45,20 +45,24 @@ def write_benchmark(folder, job: str, seconds: float, cpu: float, rss: float) ->
     path.write_text(BENCHMARK_HEADER + f"{seconds}\t0:00:00\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
 
 
-def test_runtimes_prints_per_rule_totals_longest_first(tmp_path, capsys):
+def test_runtimes_prints_per_rule_totals_longest_first(tmp_path, capsys, monkeypatch):
     """Per rule: jobs, total and longest wall seconds, CPU seconds, peak memory; the rule with the
-    most time first (Snakemake's benchmark files, one per job, under a folder per rule)."""
+    most time first (Snakemake's benchmark files, one per job, under a folder per rule). The work
+    columns stay empty without training histories (test_runtimes.py fills them)."""
+    monkeypatch.setattr("lengthgen.results.runtimes.matmul_peak", lambda: 50e9)
     benchmarks = tmp_path / "benchmarks"
     write_benchmark(benchmarks, "scratch_train/UF/ape/seed0", 10.0, 8.0, 500.0)
     write_benchmark(benchmarks, "scratch_train/UR/ape/seed0", 30.0, 25.0, 700.0)
     write_benchmark(benchmarks, "data/tokens/UF/9-12/seed0", 2.5, 1.0, 100.0)
     assert main(["runtimes", str(benchmarks), "--workdir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "| rule | jobs | total_seconds | longest_seconds | cpu_seconds | peak_rss_mb |",
-        "|---|---|---|---|---|---|",
-        "| scratch_train | 2 | 40.0 | 30.0 | 33.0 | 700.0 |",
-        "| data | 1 | 2.5 | 2.5 | 1.0 | 100.0 |",
-        "total: 42 job-seconds in 3 benchmarked jobs; no Snakemake log, so no wall time",
+        "| rule | jobs | total_seconds | longest_seconds | cpu_seconds | peak_rss_mb | gflop | gflop_per_cpu_s "
+        "| gflop_per_s | peak_pct | padded_pct |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| scratch_train | 2 | 40.0 | 30.0 | 33.0 | 700.0 |  |  |  |  |  |",
+        "| data | 1 | 2.5 | 2.5 | 1.0 | 100.0 |  |  |  |  |  |",
+        "total: 42 job-seconds in 3 benchmarked jobs; fp32 matmul peak 50.0 GFLOP/s on one thread (measured now); "
+        "no Snakemake log, so no wall time",
     ]
 
 
@@ -75,8 +79,9 @@ Finished jobid: 0 (Rule: all)
 
 @pytest.mark.parametrize(("done", "state"), [("132 of 132 steps (100%) done", ""), ("7 of 132 steps (5%) done",
                                                                                    ", unfinished")])
-def test_runtimes_ends_with_the_wall_time_of_the_last_run(tmp_path, capsys, done, state):
+def test_runtimes_ends_with_the_wall_time_of_the_last_run(tmp_path, capsys, monkeypatch, done, state):
     """From the first to the last job event of the newest Snakemake log (an older one is not read)."""
+    monkeypatch.setattr("lengthgen.results.runtimes.matmul_peak", lambda: 50e9)
     write_benchmark(tmp_path / "benchmarks", "scratch_train/UF/ape/seed0", 10.0, 8.0, 500.0)
     logs = tmp_path / ".snakemake" / "log"
     logs.mkdir(parents=True)
@@ -84,7 +89,8 @@ def test_runtimes_ends_with_the_wall_time_of_the_last_run(tmp_path, capsys, done
     (logs / "2026-12-02T181226.375915.snakemake.log").write_text(SNAKEMAKE_LOG.format(done=done))
     assert main(["runtimes", str(tmp_path / "benchmarks"), "--workdir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "total: 10 job-seconds in 1 benchmarked jobs; wall time of the last run 34 min 38 s "
+        "total: 10 job-seconds in 1 benchmarked jobs; fp32 matmul peak 50.0 GFLOP/s on one thread (measured now); "
+        "wall time of the last run 34 min 38 s "
         f"(2026-12-02T181226.375915.snakemake.log{state})")
 
 

@@ -162,6 +162,8 @@ def test_killed_training_resumes_bit_for_bit(tmp_path, kind):
     assert resumed["resumed_from"] and 0 < resumed["resumed_from"] < SECTION["training"]["max_steps"]
     assert resumed["history"] == reference["history"]
     assert resumed["steps"] == reference["steps"]
+    counts = ("tokens", "padded_tokens", "attention_pairs")  # kept in the checkpoint: counted once each
+    assert [resumed[k] for k in counts] == [reference[k] for k in counts] and reference["tokens"] > 0
     a, b = weights(tmp_path / "straight" / "model"), weights(tmp_path / "killed" / "model")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 

@@ -17,6 +17,7 @@ def main(argv=None) -> int:
     times = commands.add_parser("runtimes", help="per rule, the run time of a workflow's jobs (from its benchmarks)")
     times.add_argument("folder", nargs="?", default="results/benchmarks")
     times.add_argument("--workdir", default=".", help="the workflow directory, whose .snakemake/log gives the wall time")
+    times.add_argument("--jobs", action="store_true", help="also list every training job's work (FLOPs, padding)")
     check = commands.add_parser("verify", help="check that every result, model, cache shard and checkpoint of a "
                                                "project can be trusted; print the Snakemake command that rebuilds "
                                                "what cannot")
@@ -48,12 +49,15 @@ def main(argv=None) -> int:
         return status
     if args.command == "runtimes":
         from .records.tables import to_markdown
-        from .results.runtimes import runtimes, totals_line
+        from .results import runtimes as times
 
         try:
-            table = runtimes(args.folder)
+            peak = times.matmul_peak()
+            table = times.runtimes(args.folder, peak)
             print(to_markdown(table, float_digits=1), end="")
-            print(totals_line(table, args.workdir))
+            print(times.totals_line(table, args.workdir, peak))
+            if args.jobs:
+                print("\n" + to_markdown(times.training_jobs(args.folder, peak), float_digits=1), end="")
         except (OSError, ValueError) as error:
             print(f"lengthgen: {error}", file=sys.stderr)
             return 2

@@ -27,12 +27,16 @@ from ..devices import pick_device
 from ..records.files import DamagedFile, WriteFailed, atomic_path, reading, sidecar_of, verify_checksum
 from ..records.provenance import Provenance, canonical_json, config_hash
 from ..runtime import TerminalWarning
-from .sequences import IGNORE, length_buckets
+from .sequences import IGNORE, length_buckets, sequence_ends
 from .settings import OPTIMIZER_LAYOUT, TrainSettings, optimizer_and_schedule, precision_autocast
 
 SET_ASIDE = ".damaged"  # suffix given to a checkpoint that failed to verify or load
 CHECKPOINT_KEYS = ("fingerprint", "step", "done", "model", "optimizer", "scheduler", "torch_rng", "cuda_rng",
                    "history", "best_accuracy", "best_state", "loss_sum", "loss_count")
+# What the run has processed, kept in its checkpoint (a checkpoint without them predates them: the
+# resumed run's counts are then unknown, None, rather than too low).
+TOKEN_COUNTERS = ("tokens", "padded_tokens", "attention_pairs")
+WORK_SHAPE = ("parameters", "n_layer", "d_model")  # of the model, beside the counts in a history
 SAVE_REMEDY = "free space on its file system and rerun the job: it resumes from the last checkpoint written"
 
 
@@ -116,6 +120,7 @@ class TrainingRun:
         self.step_count, self.done = 0, False
         self.history, self.best_accuracy, self.best_state = History(), -1.0, None
         self._loss_sum, self._loss_count = 0.0, 0
+        self.token_counts: dict[str, int] | None = dict.fromkeys(TOKEN_COUNTERS, 0)
         self.resumed_from = self._resume()
 
     # -- state -----------------------------------------------------------------------------
@@ -126,7 +131,7 @@ class TrainingRun:
             "scheduler": self.scheduler.state_dict(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             "history": asdict(self.history), "best_accuracy": self.best_accuracy, "best_state": self.best_state,
-            "loss_sum": self._loss_sum, "loss_count": self._loss_count,
+            "loss_sum": self._loss_sum, "loss_count": self._loss_count, "token_counts": self.token_counts,
         }
 
     def save_checkpoint(self) -> None:
@@ -162,6 +167,7 @@ class TrainingRun:
         self.history = History(**state["history"])
         self.best_accuracy, self.best_state = state["best_accuracy"], state["best_state"]
         self._loss_sum, self._loss_count = state["loss_sum"], state["loss_count"]
+        self.token_counts = state.get("token_counts")
         return self.step_count
 
     # -- training --------------------------------------------------------------------------
@@ -179,6 +185,7 @@ class TrainingRun:
             parts, extra = length_buckets(batch, s.length_buckets), {"num_items_in_batch": tokens}
         else:
             parts, extra = [batch], {}
+        self.count_tokens(batch, sum(part["input_ids"].numel() for part in parts))
         loss = 0.0
         for part in parts:
             part = {k: v.to(self.device, non_blocking=True) for k, v in part.items()}
@@ -200,6 +207,19 @@ class TrainingRun:
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return self.record_step(loss)
+
+    def count_tokens(self, batch: dict, positions: int) -> None:
+        """Count a batch's real tokens (each row up to its last labelled one, `sequence_ends`), the
+        padding among the `positions` the model computes, and the attention's query-key pairs
+        (sum of squared row lengths). Reads the CPU batch only: training is unchanged."""
+        if self.token_counts is None:
+            return
+        ends = sequence_ends(batch["labels"])
+        real = int(ends.sum())
+        counts = self.token_counts
+        counts["tokens"] += real
+        counts["padded_tokens"] += positions - real
+        counts["attention_pairs"] += int((ends * ends).sum())
 
     @property
     def runs(self) -> tuple[TrainingRun, ...]:
@@ -254,8 +274,21 @@ class TrainingRun:
         return self.model
 
     def summary(self) -> dict:
+        """Where the run ended, its history, and the work it did: token counts (None when resumed
+        from a checkpoint without them) and the model's size, from which `lengthgen runtimes`
+        estimates its FLOPs."""
+        counts = self.token_counts or dict.fromkeys(TOKEN_COUNTERS)
         return {"name": self.name, "steps": self.step_count, "best_accuracy": self.best_accuracy,
-                "resumed_from": self.resumed_from, "history": json.loads(canonical_json(asdict(self.history)))}
+                "resumed_from": self.resumed_from, "history": json.loads(canonical_json(asdict(self.history))),
+                **counts, **model_shape(self.model)}
+
+
+def model_shape(model) -> dict:
+    """Parameters (each tied tensor once), layers and hidden width, as the FLOP estimate needs them;
+    None where the config does not say (Hugging Face maps n_layer/n_embd to these names)."""
+    config = getattr(model, "config", None)
+    return {"parameters": sum(p.numel() for p in model.parameters()),
+            "n_layer": getattr(config, "num_hidden_layers", None), "d_model": getattr(config, "hidden_size", None)}
 
 
 def history_frame(summary: dict):
@@ -278,5 +311,6 @@ def write_history(summary: dict, path, provenance: Provenance, seed: int, device
     from ..records.tables import write_parquet
 
     outcome = {k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}
+    outcome.update({k: summary.get(k) for k in (*TOKEN_COUNTERS, *WORK_SHAPE)})
     write_parquet(history_frame(summary), path,
                   provenance.record(seed=seed, device=device, extra={"wildcards": wildcards, **extra, **outcome}))

@@ -1,6 +1,6 @@
 """Task examples as token-id sequences for training and teacher-forced scoring.
 
-Layout (SPEC section 1): ``<bos> x_1..x_n <sep> target <eos>``, with the query after ``<sep>``
+Layout (docs/spec.md §1): ``<bos> x_1..x_n <sep> target <eos>``, with the query after ``<sep>``
 for retrieval (or the authors' fine-tuning strings, see `Layout`). Labels follow the Hugging Face
 convention -- ``labels[i] = input_ids[i]`` on the positions to learn, -100 elsewhere -- and the
 model shifts them itself, so the target token at position i is predicted from position i-1 (no
@@ -28,7 +28,7 @@ class Layout:
     answer, and which end-of-sequence positions are learnt and scored.
 
     Sequence: prefix, context, `after_context[family]`, [query, `after_query`], target, eos.
-    Ours (SPEC section 1): ``<bos> x_1..x_n <sep> [q] target <eos>``. The authors' fine-tuning
+    Ours (docs/spec.md §1): ``<bos> x_1..x_n <sep> [q] target <eos>``. The authors' fine-tuning
     strings: ``x_1..x_n||q>target`` (retrieval), ``x_1..x_n>target<eos>`` (copying)."""
 
     encoding: str  # "tokens" (from-scratch vocabularies) or "chars" (pretrained tokenizers)
@@ -61,7 +61,7 @@ FORMATS = ("lengthgen", "authors")
 
 
 def tokenizer_layout(tokenizer, alphabet_size: int, model_name: str = "the model", style: str = "lengthgen") -> Layout:
-    """One character = one token (SPEC section 4): each task symbol and marker must be a single
+    """One character = one token (docs/spec.md §4): each task symbol and marker must be a single
     token of this tokenizer; otherwise a clear error naming the character.
 
     style "lengthgen": ``<bos> x : [q] target <eos>`` with the tokenizer's own <bos>/<eos>;
@@ -126,13 +126,18 @@ def collate(examples: list[Encoded], offsets: list[int] | None = None, max_posit
     return batch
 
 
+def sequence_ends(labels: torch.Tensor) -> torch.Tensor:
+    """Each row's length: one past its last labelled position. Positions after it are padding:
+    a causal model's loss never depends on them (`length_buckets` cuts them off)."""
+    return (labels != IGNORE).int().cumsum(1).argmax(1) + 1
+
+
 def length_buckets(batch: dict[str, torch.Tensor], buckets: int) -> list[dict[str, torch.Tensor]]:
     """The rows of a right-padded batch in `buckets` micro-batches of similar length, each cut to
     its own longest row. Why: a batch is as wide as its longest example, so with lengths drawn
     uniformly almost half of a copying batch is padding; sorted micro-batches skip most of it.
     A row ends at its last labelled token (the answer, then <eos>, ends every sequence)."""
-    labelled = batch["labels"] != IGNORE
-    ends = labelled.int().cumsum(1).argmax(1) + 1  # one past the last labelled position
+    ends = sequence_ends(batch["labels"])
     order = torch.argsort(ends, stable=True)
     parts = []
     for rows in order.chunk(buckets):
@@ -142,7 +147,7 @@ def length_buckets(batch: dict[str, torch.Tensor], buckets: int) -> list[dict[st
 
 
 def random_offsets(rng: np.random.Generator, lengths: list[int], max_position: int) -> list[int]:
-    """Uniform offsets so that every position up to `max_position` is trained (SPEC section 2)."""
+    """Uniform offsets so that every position up to `max_position` is trained (docs/spec.md §2)."""
     return [int(rng.integers(0, max_position - n + 1)) for n in lengths]
 
 

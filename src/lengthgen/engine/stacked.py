@@ -115,6 +115,8 @@ class StackedRuns:
         runs, settings, device = self.runs, self.runs[0].settings, self.runs[0].device
         batches = [r.batch_for(r.step_count) for r in runs]
         width = max(b["input_ids"].shape[1] for b in batches)
+        for run, own in zip(runs, batches):  # every row is computed at the stack's width
+            run.count_tokens(own, own["input_ids"].shape[0] * width)
         batch = {k: torch.stack([_pad(b[k], k, width) for b in batches]).to(device, non_blocking=True)
                  for k in batches[0]}
         self.base.train()

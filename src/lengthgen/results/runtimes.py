@@ -1,34 +1,167 @@
 """Where a run's time went, from the `benchmark:` files Snakemake writes for every training and
-prediction job (results/benchmarks/{rule}/...): the run times docs/results.md quotes come from here."""
+prediction job (results/benchmarks/{rule}/...): the run times docs/results.md quotes come from here.
+For training jobs, also whether that time did useful work: FLOPs estimated from the token counts
+in each job's history, per CPU second against this machine's measured matmul peak, and padding."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
+import time
 from pathlib import Path
 
 import polars as pl
+
+from ..plan.paths import CORPUS_FINETUNE, FINETUNE, RESULTS, SCRATCH
+from ..records.tables import read_provenance
 
 # Snakemake's log stamps each job event as "[Wed Dec  2 18:12:29 2026]"
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", re.MULTILINE)
 
 
-def runtimes(folder: str | Path = "results/benchmarks") -> pl.DataFrame:
-    """Per rule: jobs, total and longest wall seconds, CPU seconds and peak memory (MB)."""
+# Rules that write a training history, and the folder of their jobs' outputs: below the rule, a
+# benchmark's path mirrors the job's wildcards, so `{folder}/{that path}/training.parquet` is its history.
+TRAINING_OUTPUTS = {"scratch_train": SCRATCH, "finetune_train": FINETUNE, "corpus_finetune_train": CORPUS_FINETUNE}
+STACK_RULE = "scratch_stack"  # benchmark {task}_{mirror}/{pe}: one job trained every seed of both tasks
+WORK_COLUMNS = ("gflop", "gflop_per_cpu_s", "gflop_per_s", "peak_pct", "padded_pct")
+
+
+def matmul_peak(size: int = 1024, repeats: int = 8, clock=time.perf_counter) -> float:
+    """This machine's fp32 matrix-multiply FLOP/s on one thread: the fastest of `repeats` products
+    of two size x size matrices (2 size^3 FLOPs each) after a warm-up. One thread because a
+    benchmark's cpu_time adds up every thread's seconds: FLOPs per CPU second compare with one core."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        generator = torch.Generator().manual_seed(0)
+        a, b = (torch.randn(size, size, generator=generator) for _ in range(2))
+        out = torch.mm(a, b)  # warm-up
+        fastest = float("inf")
+        for _ in range(repeats):
+            start = clock()
+            torch.mm(a, b, out=out)
+            fastest = min(fastest, clock() - start)
+    finally:
+        torch.set_num_threads(threads)
+    return 2 * size**3 / fastest
+
+
+def training_flops(record: dict) -> float | None:
+    """FLOPs of a run from its history's provenance: 6 N T (forward and backward through N
+    parameters per real token, Kaplan et al. 2020) plus the attention's score and value products,
+    6 n_layer d_model L per token of a row of L real tokens, i.e. 6 n_layer d_model sum(L^2)
+    (`attention_pairs`). Padding is left out: this is the useful work. None without the counts."""
+    try:
+        params, tokens, pairs = (int(record[k]) for k in ("parameters", "tokens", "attention_pairs"))
+        layers, width = int(record["n_layer"]), int(record["d_model"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return 6.0 * params * tokens + 6.0 * layers * width * pairs
+
+
+def training_histories(folder: Path, rule: str, job: Path) -> list[Path]:
+    """The history files one benchmarked training job wrote (none for another rule)."""
+    results = folder.parent
+    if rule in TRAINING_OUTPUTS:
+        outputs = TRAINING_OUTPUTS[rule].split("/{")[0].removeprefix(f"{RESULTS}/")
+        return [results / outputs / job / "training.parquet"]
+    if rule == STACK_RULE and len(job.parts) == 2:
+        tasks, pe = job.parts
+        outputs = SCRATCH.split("/{")[0].removeprefix(f"{RESULTS}/")
+        return sorted(p for task in tasks.split("_") for p in (results / outputs / task / pe).glob("seed*/training.parquet"))
+    return []
+
+
+def job_work(folder: Path, rule: str, job: Path) -> dict:
+    """A training job's FLOPs, real and padded tokens and whether it ran on the CPU, summed over
+    its histories; all None when one is missing or predates the token counts."""
+    none = {"flops": None, "tokens": None, "padded_tokens": None, "on_cpu": None}
+    histories = training_histories(folder, rule, job)
+    if not histories:
+        return none
+    flops = tokens = padded = 0.0
+    on_cpu = True
+    for path in histories:
+        try:
+            record = read_provenance(path)
+        except (OSError, ValueError):
+            return none
+        run_flops = training_flops(record)
+        if run_flops is None or not isinstance(record.get("padded_tokens"), int):
+            return none
+        flops, tokens, padded = flops + run_flops, tokens + record["tokens"], padded + record["padded_tokens"]
+        on_cpu = on_cpu and record.get("device") == "cpu"
+    return {"flops": flops, "tokens": tokens, "padded_tokens": padded, "on_cpu": on_cpu}
+
+
+def benchmarked_jobs(folder: str | Path = "results/benchmarks") -> pl.DataFrame:
+    """One row per benchmark file: rule, job, wall and CPU seconds, peak memory and, for a training
+    job whose history has them, its FLOPs and real and padded tokens (`job_work`)."""
     folder = Path(folder)
     rows = []
     for path in sorted(folder.rglob("*.tsv")):
         frame = pl.read_csv(path, separator="\t", null_values=["-", "NA"])
-        rows.append({"rule": path.relative_to(folder).parts[0], "job": str(path.relative_to(folder).with_suffix("")),
+        relative = path.relative_to(folder)
+        rule, job = relative.parts[0], Path(*relative.parts[1:]).with_suffix("")
+        rows.append({"rule": rule, "job": str(relative.with_suffix("")),
                      "seconds": float(frame["s"][-1]), "cpu_seconds": float(frame["cpu_time"][-1] or 0.0),
-                     "max_rss_mb": float(frame["max_rss"][-1] or 0.0)})
+                     "max_rss_mb": float(frame["max_rss"][-1] or 0.0), **job_work(folder, rule, job)})
     if not rows:
         raise ValueError(f"no benchmark files under {folder}")
-    return (pl.DataFrame(rows).group_by("rule")
+    schema = {"rule": pl.String, "job": pl.String, "seconds": pl.Float64, "cpu_seconds": pl.Float64,
+              "max_rss_mb": pl.Float64, "flops": pl.Float64, "tokens": pl.Float64, "padded_tokens": pl.Float64,
+              "on_cpu": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def runtimes(folder: str | Path = "results/benchmarks", peak: float | None = None) -> pl.DataFrame:
+    """Per rule: jobs, total and longest wall seconds, CPU seconds and peak memory (MB); for the
+    training rules, whether the work was wasted: GFLOPs (`training_flops`) per CPU second and per
+    wall second of the jobs that counted them, that as a percentage of `peak` (FLOP/s of one core,
+    `matmul_peak`; left empty where a job ran on an accelerator, whose work the CPU seconds do not
+    measure), and the percentage of computed positions that were padding."""
+    counted = pl.col("flops").is_not_null()
+    return (benchmarked_jobs(folder).group_by("rule")
             .agg(pl.len().alias("jobs"), pl.col("seconds").sum().alias("total_seconds"),
                  pl.col("seconds").max().alias("longest_seconds"), pl.col("cpu_seconds").sum(),
-                 pl.col("max_rss_mb").max().alias("peak_rss_mb"))
+                 pl.col("max_rss_mb").max().alias("peak_rss_mb"),
+                 counted.any().alias("_counted"), pl.col("flops").sum().alias("_flops"),
+                 pl.col("cpu_seconds").filter(counted).sum().alias("_cpu"),
+                 pl.col("seconds").filter(counted).sum().alias("_wall"),
+                 pl.col("tokens").sum().alias("_tokens"), pl.col("padded_tokens").sum().alias("_padded"),
+                 pl.col("on_cpu").filter(counted).all().alias("_on_cpu"))
+            .with_columns(**_work(peak)).with_columns(**_peak(peak))
+            .select("rule", "jobs", "total_seconds", "longest_seconds", "cpu_seconds", "peak_rss_mb", *WORK_COLUMNS)
             .sort("total_seconds", descending=True))
+
+
+def training_jobs(folder: str | Path = "results/benchmarks", peak: float | None = None) -> pl.DataFrame:
+    """`runtimes`' work columns for each benchmarked training job, to find the one that wastes it."""
+    jobs = benchmarked_jobs(folder).filter(pl.col("rule").is_in([*TRAINING_OUTPUTS, STACK_RULE]))
+    return (jobs.with_columns(_counted=pl.col("flops").is_not_null(), _flops="flops", _cpu="cpu_seconds",
+                              _wall="seconds", _tokens="tokens", _padded="padded_tokens", _on_cpu="on_cpu")
+            .with_columns(**_work(peak)).with_columns(**_peak(peak))
+            .select("job", "seconds", "cpu_seconds", *WORK_COLUMNS))
+
+
+def _work(peak: float | None) -> dict:
+    """The work columns from sums of FLOPs, CPU and wall seconds, real and padded tokens (of the
+    jobs that counted them, `_counted`)."""
+    counted = pl.col("_counted")
+    positions = pl.col("_tokens") + pl.col("_padded")
+    return {"gflop": pl.when(counted).then(pl.col("_flops") / 1e9),
+            "gflop_per_cpu_s": pl.when(counted & (pl.col("_cpu") > 0)).then(pl.col("_flops") / pl.col("_cpu") / 1e9),
+            "gflop_per_s": pl.when(counted & (pl.col("_wall") > 0)).then(pl.col("_flops") / pl.col("_wall") / 1e9),
+            "padded_pct": pl.when(counted & (positions > 0)).then(100 * pl.col("_padded") / positions)}
+
+
+def _peak(peak: float | None) -> dict:
+    """peak_pct: FLOPs per CPU second as a share of one core's peak; empty off the CPU or without one."""
+    if peak is None:
+        return {"peak_pct": pl.lit(None, dtype=pl.Float64)}
+    return {"peak_pct": pl.when(pl.col("_on_cpu")).then(100 * pl.col("gflop_per_cpu_s") * 1e9 / peak)}
 
 
 def last_run_wall_time(workdir: str | Path = ".") -> tuple[float, Path, bool] | None:
@@ -44,9 +177,12 @@ def last_run_wall_time(workdir: str | Path = ".") -> tuple[float, Path, bool] | 
     return None
 
 
-def totals_line(table: pl.DataFrame, workdir: str | Path = ".") -> str:
-    """The line `runtimes` ends with: the benchmarked jobs' total seconds and the last run's wall time."""
+def totals_line(table: pl.DataFrame, workdir: str | Path = ".", peak: float | None = None) -> str:
+    """The line `runtimes` ends with: the benchmarked jobs' total seconds, the last run's wall time
+    and the matmul peak the training rules' peak_pct compares with."""
     line = f"total: {table['total_seconds'].sum():.0f} job-seconds in {table['jobs'].sum()} benchmarked jobs"
+    if peak is not None:
+        line += f"; fp32 matmul peak {peak / 1e9:.1f} GFLOP/s on one thread (measured now)"
     wall = last_run_wall_time(workdir)
     if wall is None:
         return line + "; no Snakemake log, so no wall time"
