@@ -178,7 +178,8 @@ def test_the_robustness_table_matches_a_comparison_across_protocols_by_its_place
     rows = {(r["protocol"], r["first"], r["beyond"]): r for r in table.iter_rows(named=True)}
     assert set(rows) == {("default", "NRFirst", 1), ("default", "NRFirst", 2), ("paper-lengths", "NRFirst", 1),
                          ("paper-lengths", "NRFirst", 2), ("default", "UF", 1)}
-    assert rows["default", "NRFirst", 1]["across_protocols"] == rows["paper-lengths", "NRFirst", 1]["across_protocols"] == HOLDS
+    first_beyond = [rows[protocol, "NRFirst", 1]["across_protocols"] for protocol in ("default", "paper-lengths")]
+    assert first_beyond == [HOLDS, HOLDS]
     assert rows["default", "NRFirst", 2]["across_protocols"] == DEPENDS
     assert rows["default", "UF", 1]["across_protocols"] == ONE
     paper = rows["paper-lengths", "NRFirst", 1]
