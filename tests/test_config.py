@@ -65,6 +65,8 @@ def test_validation_does_not_modify_its_input():
     ("scratch.family_overrides", {"copying": {"optimizer": {}}}, "scratch.family_overrides.copying",
      "'optimizer' was unexpected"),
     ("finetune.models", ["gpt2"], "finetune.models[0]", "'gpt2' is not in the model registry"),
+    # never silently fewer demonstrations than asked: the unique-query retrieval pool holds 100
+    ("icl.shots", 100, "icl.shots", "task UR's pool \\(unique_retrieval\\) holds 100 examples, 99 besides"),
 ])
 def test_bad_config_names_the_key(path, value, key, words):
     with pytest.raises(ConfigError, match=words) as error:

@@ -47,6 +47,13 @@ def demonstrations_for(task, n=5, index=0, test=None):
     return draw_demonstrations(TASKS[task], pool, 0, index, test or example(task, "ABCDEFGHIJ", "C"), n)
 
 
+def test_a_pool_too_small_for_the_shots_is_an_error_not_fewer_demonstrations():
+    pool = demonstration_pool(TASKS["UR"], RETRIEVAL, 0)
+    assert len(demonstrations_for("UR", n=len(pool) - 1)) == len(pool) - 1
+    with pytest.raises(ValueError, match=f"{len(pool)} demonstrations asked of a pool of {len(pool) - 1}"):
+        demonstrations_for("UR", n=len(pool), test=Example.of(TASKS["UR"], *pool[0]))
+
+
 def test_simple_rule_prompt_exactly():
     demos = [example("UL", "FpTu4", "T"), example("UL", "d31Y8", "Y"), example("UL", "3cy6J", "c"),
              example("UL", "8B9l3", "B"), example("UL", "qMhvo", "M")]

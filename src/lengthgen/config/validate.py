@@ -13,6 +13,7 @@ import jsonschema
 from ..settings import ConfigError
 from ..tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 from ..tasks.generate import check_settings
+from ..tasks.pools import POOLS
 from .models_check import add_shipped_models, check_models, model_entry
 from .schema import DefaultingValidator, coerce_strings, config_key, first_error, load_schema, subschema
 from .sections import (
@@ -45,6 +46,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     check_architectures(config)
     check_corpora(config)
     check_grid(config)
+    check_shots(config)
     add_shipped_models(config)
     check_models(config, check_availability, search)
     check_positions(config, search)
@@ -202,6 +204,18 @@ def check_protocols(config: dict, schema: dict) -> None:
                      else f"finetune.protocols.{protocol}")
             raise ConfigError(f"config key {where}: {error.message}")
         check_finetune_validation(merged)
+
+
+def check_shots(config: dict) -> None:
+    """`icl.shots` demonstrations must fit each of the run's tasks' pools besides the test example
+    (the pools' sizes: `lengthgen.tasks.pools.POOLS`; the corpora's in-context runs read it too);
+    never silently fewer."""
+    for task in config["tasks"]:
+        generator = get_task(task).generator
+        size = POOLS[generator][1]
+        if config["icl"]["shots"] > size - 1:
+            raise ConfigError(f"config key icl.shots: {config['icl']['shots']} demonstrations, but task {task}'s pool "
+                              f"({generator}) holds {size} examples, {size - 1} besides the test example")
 
 
 def check_grid(config: dict) -> None:

@@ -196,11 +196,14 @@ def explanation(task: Task, example: Example, separator: str, line) -> str:
 
 # -- demonstration pools -------------------------------------------------------------------------
 def draw_demonstrations(task: Task, pool: list[tuple], seed: int, index: int, test: Example,
-                        count: int) -> list[Example]:
-    """`count` pool examples for test example `index`, never the test example itself."""
+                        shots: int) -> list[Example]:
+    """`shots` pool examples for test example `index`, never the test example itself (a pool too
+    small for them is an error, never fewer shots: the config check names `icl.shots` first)."""
     rng = np.random.default_rng([seed, zlib.crc32(task.generator.encode()), index, zlib.crc32(b"demonstrations")])
     allowed = [p for p in pool if (p[0], p[1]) != (test.context, test.query)]
-    chosen = rng.choice(len(allowed), size=min(count, len(allowed)), replace=False)
+    if shots > len(allowed):
+        raise ValueError(f"{shots} demonstrations asked of a pool of {len(allowed)} besides the test example")
+    chosen = rng.choice(len(allowed), size=shots, replace=False)
     return [Example.of(task, *allowed[int(i)]) for i in np.sort(chosen)]
 
 

@@ -48,8 +48,7 @@ def finetune_tasks(config: dict) -> list[str]:
 
 def finetune_params(config: dict, name: str, task: str) -> dict:
     """The fine-tuning stage's job parameters for this model and task, with the short run's steps."""
-    params = finetune.train_params(config, model(config, name), task)
-    return {**params, "training": {**params["training"], "max_steps": config["corpora"]["finetune"]["max_steps"]}}
+    return finetune.train_params(config, model(config, name), task, max_steps=config["corpora"]["finetune"]["max_steps"])
 
 
 def finetune_evals(config: dict) -> list[str]:

@@ -26,9 +26,11 @@ def protocols(config: dict) -> list[str]:
     return finetune_protocols(config["finetune"])
 
 
-def train_params(config: dict, model: str, task: str, protocol: str = DEFAULT_PROTOCOL) -> dict:
-    """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths, training."""
-    return {"model": config["models"][model], **finetune_task_section(config, task, protocol)}
+def train_params(config: dict, model: str, task: str, protocol: str = DEFAULT_PROTOCOL,
+                 max_steps: int | None = None) -> dict:
+    """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths,
+    training (`max_steps`: a caller's fixed budget, `config.sections.finetune_training`)."""
+    return {"model": config["models"][model], **finetune_task_section(config, task, protocol, max_steps)}
 
 
 def eval_params(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> dict:
