@@ -14,6 +14,7 @@ bench/gpu_scratch.sh.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -56,10 +57,10 @@ def make_run(pe: str, seed: int, size: str, precision: str, steps: int, device, 
 def ms_per_step(runs, steps: int, device, stack: bool = False) -> float:
     """Wall ms per optimiser step of each run, all runs advancing together."""
     for run in runs:
-        run.settings.max_steps = 10
+        run.settings = dataclasses.replace(run.settings, max_steps=10)  # the settings are frozen
     train(runs, progress=False, stack=stack)  # warm-up (and compilation)
     for run in runs:
-        run.settings.max_steps, run.done = 10 + steps, False
+        run.settings, run.done = dataclasses.replace(run.settings, max_steps=10 + steps), False
     if device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()

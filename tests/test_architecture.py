@@ -2,12 +2,13 @@
 declares), no circle; settings have one source of defaults."""
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
-from lengthgen.config import train_settings, validate_config
+from lengthgen.config import ConfigError, train_settings, validate_config
 from lengthgen.engine.settings import TrainSettings
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "lengthgen"
@@ -162,12 +163,14 @@ def test_train_settings_have_no_defaults_of_their_own_and_refuse_unknown_keys():
     block = validate_config({}, check_availability=False)["finetune"]["training"]
     settings = TrainSettings.from_config(block, keep="best")
     assert settings.lr == 1e-5 and settings.eval_examples == 500  # the schema's values
-    with pytest.raises(ValueError, match=r"unknown \['eval_sise'\]"):
+    with pytest.raises(ConfigError, match=r"unknown \['eval_sise'\]"):
         TrainSettings.from_config({**block, "eval_sise": 3}, keep="best")
-    with pytest.raises(ValueError, match=r"missing \['lr'\]"):
+    with pytest.raises(ConfigError, match=r"missing \['lr'\]"):
         TrainSettings.from_config({k: v for k, v in block.items() if k != "lr"}, keep="best")
     with pytest.raises(TypeError):
         TrainSettings()  # no defaults to fall back on
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.lr = 1.0  # frozen, as every stage's settings
 
 
 def test_every_stage_takes_the_shared_training_block_with_its_own_defaults():

@@ -1,5 +1,7 @@
 """Stacked runs (several models in one vmapped step) train as the same runs would one by one."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -82,7 +84,7 @@ def test_a_killed_stack_resumes_from_the_runs_own_checkpoints_bit_for_bit(tmp_pa
 
 def test_incompatible_runs_are_refused():
     runs = make_runs("ape", None)
-    runs[1].settings.lr = 1e-3
+    runs[1].settings = dataclasses.replace(runs[1].settings, lr=1e-3)  # frozen settings: a run with others
     with pytest.raises(ValueError, match="same architecture, settings"):
         StackedRuns(runs)
 

@@ -13,8 +13,10 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from ..settings import ConfigError
 
-@dataclass
+
+@dataclass(frozen=True)
 class TrainSettings:
     lr: float
     weight_decay: float
@@ -43,12 +45,12 @@ class TrainSettings:
     @classmethod
     def from_config(cls, block: Mapping, **stage) -> TrainSettings:
         """Settings from a validated config block plus the stage's own choices (`keep`, a resolved
-        `schedule`); an unknown or missing key is an error."""
+        `schedule`); an unknown or missing key is a ConfigError, as every stage's settings raise."""
         given = {**block, **stage}
         names = {f.name for f in fields(cls)}
         unknown, missing = sorted(set(given) - names), sorted(names - set(given))
         if unknown or missing:
-            raise ValueError(f"training settings: unknown {unknown or 'none'}, missing {missing or 'none'}")
+            raise ConfigError(f"training settings: unknown {unknown or 'none'}, missing {missing or 'none'}")
         return cls(**given)
 
 
