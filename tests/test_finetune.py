@@ -1,6 +1,7 @@
 """Fine-tuning: one token per symbol, labels on the model's own shift, the saved model, its evaluation."""
 
 import json
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -57,23 +58,62 @@ def test_labels_follow_the_models_own_shift(tmp_path):
     assert torch.allclose(loss, right) and not torch.allclose(loss, shifted_twice)
 
 
-def test_a_retrieval_answer_is_read_where_the_loss_trains_it():
+class TrainedWhereTheLossIs(torch.nn.Module):
+    """A fake causal LM that knows the answers of `batch` only where the Hugging Face loss trains
+    them: at position p of a prefix seen in `batch` its logits put 30 on the label at p + 1 (the
+    model's own shift), and at every other position on `wrong`."""
+
+    def __init__(self, batch, vocab: int, wrong: int):
+        super().__init__()
+        self.vocab, self.wrong, self.anchor = vocab, wrong, torch.nn.Parameter(torch.zeros(1))
+        self.known = {tuple(ids[:p + 1]): labels[p + 1]
+                      for ids, labels in zip(batch["input_ids"].tolist(), batch["labels"].tolist())
+                      for p in range(len(ids) - 1) if labels[p + 1] != IGNORE}
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    def forward(self, input_ids, **_):
+        logits = torch.zeros(*input_ids.shape, self.vocab)
+        for r, row in enumerate(input_ids.tolist()):
+            for p in range(len(row)):
+                logits[r, p, self.known.get(tuple(row[:p + 1]), self.wrong)] = 30.0
+        return SimpleNamespace(logits=logits)
+
+
+RETRIEVAL_CONTEXTS = [[26, 52, 27, 53, 26, 54], [30, 55, 31, 56, 32, 57, 31, 58]]  # a0b1a2, e3f4g5f6 (pairs)
+
+
+@pytest.mark.parametrize("task, contexts, queries, targets", [
+    ("NLFirst", RETRIEVAL_CONTEXTS, [c[2] for c in RETRIEVAL_CONTEXTS], [[c[1]] for c in RETRIEVAL_CONTEXTS]),
+    ("UB", [[0, 1, 2], [3, 4, 5, 6]], [None, None], [[2, 1, 0], [6, 5, 4, 3]]),
+])
+def test_a_retrieval_answer_is_read_where_the_loss_trains_it(task, contexts, queries, targets):
     """The authors' retrieval evaluation (finetune_flipflop.py, finetune_inductionhead.py: the argmax
     at the position whose label is set) reads one position late: the model's loss trains the logits
-    one position before each label, so a model perfect on that loss (here: one that always predicts
-    the next token of its input) is right at every example under our reading and wrong at every one
-    under theirs."""
+    one position before each label. A model perfect on that loss and on nothing else (right only at
+    the positions the loss trains, `wrong` everywhere after them) is right at every example under
+    our reading and wrong at every one under theirs; a reading one position late (at the answer,
+    checked against the token after it) would score it wrong too. Copying is read the same way."""
     from lengthgen.engine.scoring import score
-    from test_icl import Oracle
 
     layout = tokenizer_layout(TOKENIZER, 62, style="authors")
-    contexts = [[26, 52, 27, 53, 26, 54], [30, 55, 31, 56, 32, 57, 31, 58]]  # a0b1a2, e3f4g5f6 (pairs)
-    examples = [encode_example(get_task("NLFirst"), c, c[2], [c[1]], layout) for c in contexts]
-    assert TOKENIZER.decode(examples[0].ids) == "a0b1a2||b>0" + TOKENIZER.eos_token
-    oracle, batch = Oracle(len(TOKENIZER)), collate(examples, pad_id=layout.pad)
-    assert all(s.teacher_forced for s in score(oracle, examples, [1, 1]))
+    task = get_task(task)
+    examples = [encode_example(task, c, q, t, layout) for c, q, t in zip(contexts, queries, targets)]
+    if task.family == "retrieval":
+        assert TOKENIZER.decode(examples[0].ids) == "a0b1a2||b>0" + TOKENIZER.eos_token
+    batch = collate(examples, pad_id=layout.pad)
+    wrong = TOKENIZER.convert_tokens_to_ids("|")
+    model = TrainedWhereTheLossIs(batch, len(TOKENIZER), wrong)
+    logits = model(batch["input_ids"]).logits
+    loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), batch["labels"][:, 1:].flatten(),
+                                             ignore_index=IGNORE)
+    assert loss < 1e-6  # perfect on the loss the model computes from our labels
+    scored = score(model, examples, [layout.scored_length(task, t) for t in targets])
+    assert all(s.teacher_forced for s in scored)
     labelled = batch["labels"] != IGNORE
-    theirs = oracle(batch["input_ids"]).logits.argmax(-1)[labelled]
+    theirs = logits.argmax(-1)[labelled]
     assert not (theirs == batch["labels"][labelled]).any()
 
 
