@@ -528,3 +528,34 @@ def test_a_new_finding_is_one_record_plus_its_function(monkeypatch):
     glance = findings_markdown(frame).split("## The comparisons")[0]
     assert "| 8. a new finding (9.9) | " + NEW_CLAIM + " | ape | teacher-forced exact match | 31-45 | **shown** |" in glance
     assert set(findings_table({})["finding"].to_list()) == set(range(1, 9))  # its stage off: not run
+
+
+def test_a_new_finding_is_one_record_and_its_judge_seen_through_the_plan_and_the_table(monkeypatch):
+    """Adding a finding: one `Finding` in FINDINGS and its function. The findings rule's inputs
+    (the planner), the table and the markdown follow from the record, with nothing else edited."""
+    import yaml
+
+    from lengthgen.config import validate_config
+    from lengthgen.plan.tables import findings_inputs
+
+    claim = "right-hand retrieval above its left mirror, from scratch"
+
+    def toy_judge(pairs, model_paths=None, rules=VerdictRules()):
+        finding = FINDINGS[8]
+        if (nothing := nothing_to_compare(finding, pairs)) is not None:
+            return nothing
+        rows = [comparison_row(finding, claim, ABOVE, row, system=row["system"], measure="teacher-forced exact match",
+                               length=row["bin"]) for row in pairs.iter_rows(named=True) if row["first"] == "UR"]
+        return finding_frame(finding, rows, "no UR pairs", rules)
+
+    toy = Finding(8, "toy", "a toy finding", "scratch_pairs", (claim,), toy_judge)
+    monkeypatch.setitem(FINDINGS, 8, toy)
+    default = validate_config(yaml.safe_load((WORKFLOW.parent / "config.yaml").read_text()), check_availability=False,
+                              search=(".", str(WORKFLOW.parent)))
+    assert "scratch_pairs" in findings_inputs(default) and findings_sources()[0] == "scratch_pairs"
+    frame = findings_table({"scratch_pairs": bins_pairs([above("UR", "UL", 0.99, 0.50, 1e-6)])})
+    toy_rows = frame.filter(pl.col("finding") == 8)
+    assert toy_rows["claim"].to_list() == [claim] and toy_rows["verdict"].to_list() == [SHOWN]
+    assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert "a toy finding" in findings_markdown(frame, {"config_hash": "abc", "code_version": "0.1.0"})
+    assert set(findings_table({}).filter(pl.col("finding") == 8)["verdict"]) == {NOT_RUN}

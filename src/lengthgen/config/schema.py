@@ -11,6 +11,8 @@ from importlib import resources
 import jsonschema
 import yaml
 
+from ..tasks import TASK_NAMES
+
 
 def _with_defaults(validator_class):
     validate_properties = validator_class.VALIDATORS["properties"]
@@ -42,8 +44,20 @@ def _schema_text() -> str:
 
 
 def load_schema() -> dict:
-    """The config schema, shipped inside the package (found the same way installed or editable)."""
-    return yaml.safe_load(_schema_text())
+    """The config schema, shipped inside the package (found the same way installed or editable),
+    with the task records' names where it says `TASK_NAMES` (a task is one record,
+    lengthgen.tasks.definitions: the schema never lists them itself)."""
+    return _with_task_names(yaml.safe_load(_schema_text()))
+
+
+def _with_task_names(node):
+    if node == "TASK_NAMES":
+        return list(TASK_NAMES)
+    if isinstance(node, dict):
+        return {key: _with_task_names(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_with_task_names(item) for item in node]
+    return node
 
 
 def resolve_refs(schema: dict, root: dict) -> dict:
