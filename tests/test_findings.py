@@ -540,13 +540,13 @@ def test_a_new_finding_is_one_record_and_its_judge_seen_through_the_plan_and_the
 
     claim = "right-hand retrieval above its left mirror, from scratch"
 
-    def toy_judge(pairs, model_paths=None, rules=VerdictRules()):
+    def toy_judge(pairs, model_paths=None, rules=None):
         finding = FINDINGS[8]
         if (nothing := nothing_to_compare(finding, pairs)) is not None:
             return nothing
         rows = [comparison_row(finding, claim, ABOVE, row, system=row["system"], measure="teacher-forced exact match",
                                length=row["bin"]) for row in pairs.iter_rows(named=True) if row["first"] == "UR"]
-        return finding_frame(finding, rows, "no UR pairs", rules)
+        return finding_frame(finding, rows, "no UR pairs", rules or VerdictRules())
 
     toy = Finding(8, "toy", "a toy finding", "scratch_pairs", (claim,), toy_judge)
     monkeypatch.setitem(FINDINGS, 8, toy)
