@@ -161,7 +161,7 @@ def test_the_robustness_table_matches_a_comparison_across_protocols_by_its_place
     """21-40 (default) and 51-100 (the paper's lengths) are each protocol's first bin past training:
     the same comparison; a verdict equal under both holds, one that differs depends on the protocol,
     one judged by a single protocol says so; other findings and other models are not read."""
-    from lengthgen.finetune.robustness import DEPENDS, HOLDS, ONE, beyond_place, robustness_table
+    from lengthgen.finetune.robustness import DEPENDS, HOLDS, NONE, ONE, beyond_place, robustness_table
 
     findings = pl.DataFrame([
         finding_row("tiny", "NRFirst", "NLFirst", "21-40", "contradicted"),
@@ -169,6 +169,8 @@ def test_the_robustness_table_matches_a_comparison_across_protocols_by_its_place
         finding_row("tiny/paper-lengths", "NRFirst", "NLFirst", "51-100", "contradicted"),
         finding_row("tiny/paper-lengths", "NRFirst", "NLFirst", "101-200", "shown"),
         finding_row("tiny", "UF", "UB", "13-25", "contradicted"),
+        finding_row("tiny/paper-lengths", "UF", "UB", "32-52", "not learnt"),  # gated: judged nothing
+        finding_row("tiny/paper-lengths", "NLFirst", "NLLast", "51-100", "not learnt"),
         finding_row("tiny", "UF", "UB", "13-25", "shown", finding=1),
         finding_row("other/paper-lengths", "UF", "UB", "32-52", "shown"),
     ])
@@ -177,11 +179,13 @@ def test_the_robustness_table_matches_a_comparison_across_protocols_by_its_place
     table = robustness_table(findings, accuracies, LENGTHS, ["tiny"])
     rows = {(r["protocol"], r["first"], r["beyond"]): r for r in table.iter_rows(named=True)}
     assert set(rows) == {("default", "NRFirst", 1), ("default", "NRFirst", 2), ("paper-lengths", "NRFirst", 1),
-                         ("paper-lengths", "NRFirst", 2), ("default", "UF", 1)}
+                         ("paper-lengths", "NRFirst", 2), ("default", "UF", 1), ("paper-lengths", "UF", 1),
+                         ("paper-lengths", "NLFirst", 1)}
     first_beyond = [rows[protocol, "NRFirst", 1]["across_protocols"] for protocol in ("default", "paper-lengths")]
     assert first_beyond == [HOLDS, HOLDS]
     assert rows["default", "NRFirst", 2]["across_protocols"] == DEPENDS
-    assert rows["default", "UF", 1]["across_protocols"] == ONE
+    assert rows["default", "UF", 1]["across_protocols"] == ONE  # the paper's lengths gated it: not a change
+    assert rows["paper-lengths", "NLFirst", 1]["across_protocols"] == NONE
     paper = rows["paper-lengths", "NRFirst", 1]
     assert (paper["bin"], paper["first_std"], paper["second_std"]) == ("51-100", 0.05, 0.125)
     assert rows["default", "NRFirst", 1]["first_std"] is None  # not in the fine-tuning table given
@@ -215,3 +219,39 @@ def test_learning_curves_read_each_runs_evaluations_with_who_it_is(tmp_path):
     assert curves.filter(pl.col("protocol") == "paper-lengths").get_column("beyond_accuracy").null_count() == 2
     figure = learning_curves(curves)
     assert len(figure.axes) == 2 * 2  # tasks NRFirst, UF x protocols default, paper-lengths
+
+
+def test_the_study_runs_in_parts_each_a_valid_overlay_adding_its_own_runs():
+    """resources/finetune_protocols/parts/: each part, over the preset (and the training overlay for
+    the full budget), plans the runs before it and its own, in the order the study asked."""
+    parts = REPO / "resources/finetune_protocols/parts"
+
+    def planned(*overlays):
+        config = yaml.safe_load((REPO / "configs/finetune_protocols.yaml").read_text())
+        for overlay in overlays:
+            merge(config, yaml.safe_load((REPO / overlay).read_text()))
+        config = validate_config(config, check_availability=False)
+        return {(p, s) for p in finetune.protocols(config) for s in protocol_seeds_of(config, p)}
+
+    seed0 = planned(parts / "seed0.yaml")
+    seed1 = planned(parts / "paper_lengths_seed1.yaml")
+    seed2 = planned(parts / "paper_lengths_seed2.yaml")
+    full = planned("configs/finetune_protocols_training.yaml", parts / "full_budget_seed0.yaml")
+    assert seed0 == {("default", 0), ("paper-lengths", 0)}
+    assert seed1 == seed0 | {("paper-lengths", 1)} and seed2 == seed1 | {("paper-lengths", 2)}
+    assert full == seed2 | {("default", 1), ("default", 2), ("full-budget", 0)}
+
+
+def merge(base: dict, overlay: dict) -> None:
+    """Snakemake's merge of a second --configfile: mappings key by key, anything else replaced."""
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def protocol_seeds_of(config, protocol):
+    from lengthgen.config.sections import protocol_seeds
+
+    return protocol_seeds(config, protocol)

@@ -21,6 +21,10 @@ from ..tasks import LengthBin, get_task
 from .tables import system_label
 
 HOLDS, DEPENDS, ONE = "holds under every protocol", "depends on the protocol", "one protocol judged it"
+NONE = "no protocol judged it"
+# Not a verdict on the claim: the comparison was gated (a side never learnt the task in distribution)
+# or not made; such a protocol neither keeps nor changes a verdict.
+UNJUDGED = ("not learnt", "not run")
 
 
 def beyond_place(bins: list[str], train_lengths: str, length_bin: str) -> int | None:
@@ -59,9 +63,11 @@ def robustness_table(findings: pl.DataFrame, accuracies: pl.DataFrame, protocols
               "difference_high": pl.Float64, "verdict": pl.String}
     table = pl.DataFrame(rows, schema=schema)
     key = ["claim", "first", "second", "model", "beyond"]
-    across = table.group_by(key).agg(pl.col("verdict").n_unique().alias("_verdicts"), pl.len().alias("_protocols"))
+    judged = pl.col("verdict").filter(~pl.col("verdict").is_in(UNJUDGED))
+    across = table.group_by(key).agg(judged.n_unique().alias("_verdicts"), judged.len().alias("_protocols"))
     return (table.join(across, on=key, how="left")
-            .with_columns(pl.when(pl.col("_protocols") == 1).then(pl.lit(ONE))
+            .with_columns(pl.when(pl.col("_protocols") == 0).then(pl.lit(NONE))
+                          .when(pl.col("_protocols") == 1).then(pl.lit(ONE))
                           .when(pl.col("_verdicts") == 1).then(pl.lit(HOLDS))
                           .otherwise(pl.lit(DEPENDS)).alias("across_protocols"))
             .drop("_verdicts", "_protocols"))
@@ -80,7 +86,8 @@ def robustness_markdown(table: pl.DataFrame, protocols: list[str], provenance: d
              "every protocol, matched by the bin's place past the training lengths (1: the first bin beyond "
              "them, 2: the next). A cell: the verdict, then first vs second as mean ± std over seeds, the "
              f"difference with its 95% interval, the bin and the seeds. **{HOLDS}**: every protocol that judged "
-             f"it gave the same verdict; **{DEPENDS}**: not.", ""]
+             f"it gave the same verdict; **{DEPENDS}**: not; a protocol where it is `not learnt` (a side below "
+             "the learnt threshold in distribution) did not judge it.", ""]
     for claim in table.get_column("claim").unique(maintain_order=True):
         part = table.filter(pl.col("claim") == claim)
         lines += [f"## {claim}", "", "| comparison | beyond | " + " | ".join(protocols) + " | across protocols |",
@@ -94,7 +101,8 @@ def robustness_markdown(table: pl.DataFrame, protocols: list[str], provenance: d
                 texts.append("–" if r is None else (
                     f"**{r['verdict']}**: {_side(r['first_value'], r['first_std'])} vs "
                     f"{_side(r['second_value'], r['second_std'])}, difference {r['difference']:+.2f} "
-                    f"{interval_text(r['difference_low'], r['difference_high'])} ({r['bin']}, {r['seeds']} seeds)"))
+                    f"{interval_text(r['difference_low'], r['difference_high'])} ({r['bin']}, "
+                    f"{r['seeds']} seed{'' if r['seeds'] == 1 else 's'})"))
             lines.append(f"| {first['first']} {first['kind']} {first['second']} ({first['model']}) | {first['beyond']} | "
                          + " | ".join(texts) + f" | {first['across_protocols']} |")
         lines.append("")
