@@ -4,6 +4,7 @@ torch), so the Snakefile can call them while it plans the grid."""
 from __future__ import annotations
 
 from ..tasks import FAMILIES, LengthBin, get_task
+from ..tasks.lengths import bins_beyond
 
 CORPUS_ROLES = ("natural", "balanced", "reversed")  # the corpora experiment's models, by corpus
 
@@ -133,9 +134,8 @@ def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_
 def curve_bin(finetune: dict, family: str) -> str | None:
     """The first test bin beyond the training lengths, scored at every evaluation of a fine-tuning
     so that its history is a learning curve in and out of distribution (None: no such bin)."""
-    longest = LengthBin.parse(str(finetune["train_lengths"][family])).high
-    beyond = [b for b in finetune_bins(finetune)[family] if LengthBin.parse(b).low > longest]
-    return min(beyond, key=lambda b: LengthBin.parse(b).low) if beyond else None
+    beyond = bins_beyond(finetune_bins(finetune)[family], str(finetune["train_lengths"][family]))
+    return beyond[0] if beyond else None
 
 
 def icl_variants(icl: dict, family: str, kind: str) -> list[str]:

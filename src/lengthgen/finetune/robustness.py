@@ -17,7 +17,8 @@ from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
 from ..stats import interval_text
-from ..tasks import LengthBin, get_task
+from ..tasks import get_task
+from ..tasks.lengths import bins_beyond
 from .tables import system_label
 
 HOLDS, DEPENDS, ONE = "holds under every protocol", "depends on the protocol", "one protocol judged it"
@@ -29,8 +30,7 @@ UNJUDGED = ("not learnt", "not run")
 
 def beyond_place(bins: list[str], train_lengths: str, length_bin: str) -> int | None:
     """1 for the first test bin past the training lengths, 2 for the next, ...; None in distribution."""
-    longest = LengthBin.parse(train_lengths).high
-    beyond = sorted((b for b in bins if LengthBin.parse(b).low > longest), key=lambda b: LengthBin.parse(b).low)
+    beyond = bins_beyond(bins, train_lengths)
     return beyond.index(length_bin) + 1 if length_bin in beyond else None
 
 

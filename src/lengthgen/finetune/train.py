@@ -38,7 +38,8 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
     """The training run of one (model, task, seed), ready to step, and the model's tokenizer.
 
     more_metrics: measures beside validation accuracy at every evaluation, kept in the history
-    (a benchmark's out-of-distribution score); the kept weights are still chosen by validation.
+    (a benchmark's out-of-distribution score; settings.curve_lengths adds `beyond_accuracy`); the
+    kept weights are still chosen by validation.
     """
     training = TrainSettings.from_config(settings.training, keep=settings.keep or "best")
     accelerator = make_accelerator(training.precision)
@@ -58,10 +59,17 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
                                                            training.eval_examples)
     stream = TrainingStream(task, settings.data, train_bin, training.batch_size, seed,
                             longest if limit is not None else None, layout, settings.train_examples, dataset)
+    # settings.curve_lengths: a bin beyond training scored at every evaluation (the history's
+    # `beyond_accuracy`, the learning curve out of distribution), as many examples as validation
+    beyond = (encoded_examples(task, settings.data, LengthBin.parse(settings.curve_lengths), training.eval_examples,
+                               seed, "beyond-training", layout) if settings.curve_lengths else None)
 
     def evaluate(m):
         accuracy = teacher_forced_accuracy(m, validation, targets, training.eval_batch_size, training.precision)
-        return {"accuracy": accuracy, **more_metrics(m)} if more_metrics else accuracy
+        metrics = ({"beyond_accuracy": teacher_forced_accuracy(m, *beyond, training.eval_batch_size,
+                                                               training.precision)} if beyond else {})
+        metrics.update(more_metrics(m) if more_metrics else {})
+        return {"accuracy": accuracy, **metrics} if metrics else accuracy
 
     torch.manual_seed(seed)  # dropout draws follow the seed (a resumed run restores its own RNG state)
     run = TrainingRun(
@@ -108,32 +116,11 @@ def training_and_validation(task: Task, settings: FinetuneTaskSettings, train_bi
 
 def finetune_model(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings, model_dir,
                    checkpoint_dir, progress: bool = True) -> dict:
-    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory;
-    with settings.curve_lengths, every evaluation also scores that bin beyond training (the
-    history's `beyond_accuracy`, the learning curve out of distribution; the kept weights are
-    still chosen by validation)."""
-    run, tokenizer = finetune_run(entry, task, seed, settings, checkpoint_dir,
-                                  beyond_training_metric(entry, task, seed, settings))
+    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory."""
+    run, tokenizer = finetune_run(entry, task, seed, settings, checkpoint_dir)
     train([run], progress=progress)
     save_hf_directory(run.final_model(), tokenizer, model_dir)
     return run.summary()
-
-
-def beyond_training_metric(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings):
-    """The teacher-forced accuracy on settings.curve_lengths, as `finetune_run`'s more_metrics
-    (None without that bin): as many examples as validation, from their own stream."""
-    if not settings.curve_lengths:
-        return None
-    training = TrainSettings.from_config(settings.training, keep=settings.keep or "best")
-    layout = tokenizer_layout(load_tokenizer(entry), symbols_used(settings.data), model_name=repr(entry.name),
-                              style=settings.format)
-    examples, targets = encoded_examples(task, settings.data, LengthBin.parse(settings.curve_lengths),
-                                         training.eval_examples, seed, "beyond-training", layout)
-
-    def beyond_accuracy(model) -> dict:
-        return {"beyond_accuracy": teacher_forced_accuracy(model, examples, targets, training.eval_batch_size,
-                                                           training.precision)}
-    return beyond_accuracy
 
 
 def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], *, data: dict, style: str, batch_size: int,

@@ -11,6 +11,7 @@ from ..records.tables import to_markdown
 from ..stats import interval_text, p_text, seed_level_accuracy, seed_level_comparison
 from ..tasks import FAMILIES, MIRROR_PAIRS, TASK_NAMES, LengthBin, get_task
 from ..tasks.datafile import read_examples
+from ..tasks.lengths import bins_beyond
 from ..tasks.theory import theory_table
 
 EVAL_COLUMNS = ["system", "task", "seed", "bin", "length", "teacher_forced", "greedy"]
@@ -221,7 +222,7 @@ def _same_inputs(inputs: pl.DataFrame | None, first: pl.DataFrame, second: pl.Da
 
 def beyond_training(length_bin: str, train_lengths: str) -> bool:
     """Whether a test bin lies wholly beyond the training lengths (out of distribution)."""
-    return LengthBin.parse(length_bin).low > LengthBin.parse(train_lengths).high
+    return bool(bins_beyond([length_bin], train_lengths))
 
 
 def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,

@@ -46,15 +46,20 @@ def eval_data(config: dict, task_name: str, seed, protocol: str = DEFAULT_PROTOC
     return [data_path("finetune", task_name, b, seed) for b in bins]
 
 
-def evals(config: dict) -> list[str]:
-    return [f"{FINETUNE.format(model=model, protocol=protocol, task=task, seed=seed)}/eval.parquet"
+def run_folders(config: dict) -> list[str]:
+    """The output folder of every fine-tuning the config makes: (model, protocol, task, seed)."""
+    return [FINETUNE.format(model=model, protocol=protocol, task=task, seed=seed)
             for model, protocol in product(config["finetune"]["models"], protocols(config))
             for task, seed in product(config["tasks"], protocol_seeds(config, protocol))]
 
 
+def evals(config: dict) -> list[str]:
+    return [f"{folder}/eval.parquet" for folder in run_folders(config)]
+
+
 def histories(config: dict) -> list[str]:
     """Every fine-tuning's training history (its learning curve), in the order of `evals`."""
-    return [path.replace("/eval.parquet", "/training.parquet") for path in evals(config)]
+    return [f"{folder}/training.parquet" for folder in run_folders(config)]
 
 
 def eval_inputs(config: dict) -> list[str]:

@@ -63,14 +63,15 @@ def training_flops(record: dict) -> float | None:
 
 def training_histories(folder: Path, rule: str, job: Path) -> list[Path]:
     """The history files one benchmarked training job wrote (none for another rule)."""
-    results = folder.parent
+    def outputs(rule: str) -> Path:  # the rule's output folder, in the results beside the benchmarks
+        return folder.parent / TRAINING_OUTPUTS[rule].split("/{")[0].removeprefix(f"{RESULTS}/")
+
     if rule in TRAINING_OUTPUTS:
-        outputs = TRAINING_OUTPUTS[rule].split("/{")[0].removeprefix(f"{RESULTS}/")
-        return [results / outputs / job / "training.parquet"]
+        return [outputs(rule) / job / "training.parquet"]
     if rule == STACK_RULE and len(job.parts) == 2:
         tasks, pe = job.parts
-        outputs = SCRATCH.split("/{")[0].removeprefix(f"{RESULTS}/")
-        return sorted(p for task in tasks.split("_") for p in (results / outputs / task / pe).glob("seed*/training.parquet"))
+        return sorted(path for task in tasks.split("_")
+                      for path in (outputs("scratch_train") / task / pe).glob("seed*/training.parquet"))
     return []
 
 

@@ -28,3 +28,9 @@ class LengthBin:
 
     def __str__(self) -> str:
         return str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
+
+
+def bins_beyond(bins, train_lengths: str) -> list[str]:
+    """The test bins wholly past the training lengths, nearest first (out of distribution)."""
+    longest = LengthBin.parse(train_lengths).high
+    return sorted((b for b in bins if LengthBin.parse(b).low > longest), key=lambda b: LengthBin.parse(b).low)
