@@ -60,7 +60,7 @@ def main() -> None:
     section = finetune_task_section(config, task.name)  # exactly the stage's job parameters
     overrides = {k: v for k, v in {"batch_size": args.batch_size, "lr": args.lr, "max_steps": args.steps}.items()
                  if v is not None}
-    section["training"] = {**section["training"], **overrides, "eval_every": args.eval_every,
+    section["training"] = {**section["training"].as_config(), **overrides, "eval_every": args.eval_every,
                            "eval_examples": args.examples, "checkpoint_every": 10**9, "early_stop": False}
     data = section["data"]
     train_bin = LengthBin.parse(section["train_lengths"])

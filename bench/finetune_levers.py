@@ -57,7 +57,7 @@ def stage_runs(config: dict, tasks: list[str], steps: int, *, accelerator: bool 
         overrides = {"max_steps": steps, "eval_every": 10**9, "checkpoint_every": 10**9}
         if length_buckets is not None:
             overrides["length_buckets"] = length_buckets
-        section["training"] = {**section["training"], **overrides}
+        section["training"] = {**section["training"].as_config(), **overrides}
         run, _ = finetune_run(entry, get_task(task_name), SEED, FinetuneTaskSettings.from_config(section), None)
         run.evaluate = lambda model: 0.0  # the run's one evaluation (at its end) is not what is timed
         if not accelerator:

@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with open(args.preset) as handle:
         config = validate_config(yaml.safe_load(handle), check_availability=False)
-    section = pretrain_section(config, args.architecture or config["pretrain"]["architectures"][0], args.corpus)
+    section = pretrain_section(config, args.architecture or config["pretrain"]["architectures"][0],
+                               args.corpus).as_config()
     if args.steps is not None:
         section["training"] = {**section["training"], "max_steps": args.steps}
     if args.corpus_chars is not None:

@@ -161,12 +161,12 @@ def test_the_architecture_doc_declares_the_same_layers():
 
 def test_train_settings_have_no_defaults_of_their_own_and_refuse_unknown_keys():
     block = validate_config({}, check_availability=False)["finetune"]["training"]
-    settings = TrainSettings.from_config(block, keep="best")
+    settings = TrainSettings.from_config(block)
     assert settings.lr == 1e-5 and settings.eval_examples == 500  # the schema's values
-    with pytest.raises(ConfigError, match=r"unknown \['eval_sise'\]"):
-        TrainSettings.from_config({**block, "eval_sise": 3}, keep="best")
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['eval_sise'\]"):
+        TrainSettings.from_config({**block, "eval_sise": 3})
     with pytest.raises(ConfigError, match=r"missing \['lr'\]"):
-        TrainSettings.from_config({k: v for k, v in block.items() if k != "lr"}, keep="best")
+        TrainSettings.from_config({k: v for k, v in block.items() if k != "lr"})
     with pytest.raises(TypeError):
         TrainSettings()  # no defaults to fall back on
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -162,7 +162,7 @@ def test_a_fine_tuning_job_reads_its_own_task_and_epochs_become_steps():
     section = finetune_task_section(validated, "NLLast")
     assert section["data"] == validated["data"]["finetune"]["nonunique_retrieval"]
     assert section["train_lengths"] == str(validated["finetune"]["train_lengths"]["retrieval"])
-    assert section["training"]["max_steps"] == 3 * 16  # 1000 / 64 = 15.6 batches per epoch
+    assert section["training"].max_steps == 3 * 16  # 1000 / 64 = 15.6 batches per epoch
     assert validated["finetune"]["training"]["max_steps"] != 48  # the config itself is untouched
     copying = finetune_task_section(validated, "UB")
     assert copying["data"] == validated["data"]["finetune"]["unique_copy"]

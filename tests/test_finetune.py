@@ -238,12 +238,13 @@ def test_held_out_validation_is_a_disjoint_seeded_tenth_of_the_training_set():
     """The authors' scripts validate on 10% of their 50,000 training examples and train on the rest
     (`finetune.validation: holdout`): 45 + 5 of 50 here, disjoint, together the whole set, the same
     for the same seed."""
+    from lengthgen.config.validate import train_settings
     from lengthgen.engine.sequences import encoded_examples
     from lengthgen.finetune.train import training_and_validation
 
     task, train_bin, layout = get_task("UR"), LengthBin(3, 10), tokenizer_layout(TOKENIZER, 52)
     section = {"data": {"alphabet_size": 52}, "format": "lengthgen", "train_lengths": "3-10", "max_length": 10,
-               "train_examples": 50, "training": {}, "holdout": 5}
+               "train_examples": 50, "training": train_settings("finetune").as_config(), "holdout": 5}
     whole = {tuple(e.ids) for e in encoded_examples(task, section["data"], train_bin, 50, 0, "train-set", layout)[0]}
     assert len(whole) == 50
 
@@ -268,15 +269,14 @@ def test_held_out_validation_counts_epochs_and_warm_up_over_the_training_part():
     15% warm-up of those 21,120 steps; the separate stream keeps 50,000 (782 batches)."""
     from lengthgen.config import validate_config
     from lengthgen.config.sections import finetune_task_section
-    from lengthgen.engine.settings import TrainSettings
 
     paper = validate_config(yaml.safe_load(open("configs/paper.yaml")), check_availability=False)
     section = finetune_task_section(paper, "UR")
-    assert section["holdout"] == 5000 and section["training"]["max_steps"] == 30 * 704 == 21120
-    assert TrainSettings.from_config(section["training"], keep="best").warmup == 3168  # ceil(0.15 * 21,120)
+    assert section["holdout"] == 5000 and section["training"].max_steps == 30 * 704 == 21120
+    assert section["training"].warmup == 3168  # ceil(0.15 * 21,120)
     paper["finetune"]["validation"] = "stream"
     section = finetune_task_section(paper, "UR")
-    assert "holdout" not in section and section["training"]["max_steps"] == 30 * 782
+    assert "holdout" not in section and section["training"].max_steps == 30 * 782
 
 
 def test_held_out_validation_needs_a_fixed_training_set():

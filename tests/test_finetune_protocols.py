@@ -28,13 +28,13 @@ def preset(*overlays, **changes) -> dict:
 
 def test_a_protocol_changes_only_what_it_names_and_runs_its_own_seeds():
     config = preset()
-    default, full = (finetune.train_params(config, "embedded", "UF", p) for p in ("default", "full-budget"))
+    default, full = (finetune.train_params(config, "embedded", "UF", p).as_config() for p in ("default", "full-budget"))
     assert full["training"] == {**default["training"], "max_steps": 7800, "early_stop": False, "patience": None}
     assert full["keep"] == "last" and "keep" not in default and "init" not in default
-    assert finetune.train_params(config, "embedded", "UF", "from-random")["init"] == "random"
-    lengths = finetune.train_params(config, "embedded", "NRFirst", "paper-lengths")
+    assert finetune.train_params(config, "embedded", "UF", "from-random").as_config()["init"] == "random"
+    lengths = finetune.train_params(config, "embedded", "NRFirst", "paper-lengths").as_config()
     assert (lengths["train_lengths"], lengths["max_length"]) == ("3-50", 200)
-    assert finetune.eval_params(config, "UF", "paper-lengths")["bins"] == ["2-31", "32-52"]
+    assert finetune.eval_params(config, "UF", "paper-lengths").as_config()["bins"] == ["2-31", "32-52"]
     # every fine-tuning scores its first bin beyond training at each evaluation (the learning curve)
     assert (lengths["curve_lengths"], default["curve_lengths"]) == ("51-100", "13-25")
     evals = finetune.evals(config)
@@ -59,7 +59,7 @@ def test_without_protocols_the_section_is_the_default_protocol():
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()), check_availability=False)
     assert config["finetune"]["protocols"] == {"default": {}}
     assert finetune.evals(config)[0] == "results/finetune/embedded/default/UR/seed0/eval.parquet"
-    assert set(finetune.train_params(config, "embedded", "UF")) == {
+    assert set(finetune.train_params(config, "embedded", "UF").as_config()) == {
         "model", "data", "format", "train_lengths", "max_length", "curve_lengths", "train_examples", "training"}
 
 

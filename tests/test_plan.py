@@ -32,24 +32,24 @@ def test_the_default_grid_needs_each_stage_s_data_once(default):
 
 
 def test_a_data_file_depends_on_its_generator_s_settings_only(default):
-    params = data.data_params(default, "chars", "UF", "10", "0")
+    params = data.data_params(default, "chars", "UF", "10", "0").as_config()
     assert params == {"task": "UF", "encoding": "chars", "bin": "10", "seed": 0,
                       "examples": default["data"]["chars"]["examples"], "generator": "unique_copy",
                       "settings": default["data"]["chars"]["unique_copy"]}
     changed = config_of(data={**default["data"], "chars": {**default["data"]["chars"],
                                                            "nonunique_copy": {"alphabet_size": 7}}})
-    assert data.data_params(changed, "chars", "UF", "10", "0") == params
+    assert data.data_params(changed, "chars", "UF", "10", "0").as_config() == params
 
 
 def test_a_from_scratch_model_reads_only_its_positional_encoding_s_settings():
     config = config_of(scratch={**config_of()["scratch"], "positional_encodings": ["ape", "rope"]})
-    ape, rope = scratch.train_params(config, "UF", "ape"), scratch.train_params(config, "UF", "rope")
+    ape, rope = scratch.train_params(config, "UF", "ape").as_config(), scratch.train_params(config, "UF", "rope").as_config()
     assert "max_positions" in ape["model"] and "rope_theta" not in ape["model"]
     assert "rope_theta" in rope["model"] and "max_positions" not in rope["model"]
     assert ape["training"]["schedule"] == "linear" and rope["training"]["schedule"] == "constant"
     # the family override of the default: copying has 2 layers and 2,000 steps, retrieval 4 layers
     assert (ape["model"]["layers"], ape["training"]["max_steps"]) == (2, 2000)
-    assert scratch.train_params(config, "UR", "ape")["model"]["layers"] == 4
+    assert scratch.train_params(config, "UR", "ape").as_config()["model"]["layers"] == 4
 
 
 def test_from_scratch_outputs_and_stacks(default):
@@ -75,14 +75,14 @@ def test_in_context_grid(default):
     assert icl.predictions(default) == ["results/icl/smollm2/retrieval.parquet", "results/icl/smollm2/copying.parquet"]
     files = icl.files(default, "copying", "smollm2")
     assert {f["task"] for f in files} == {"UF", "UB", "NF", "NB"} and {f["variant"] for f in files} == {"bare"}
-    params = icl.predict_params(default, "smollm2", "copying")
+    params = icl.predict_params(default, "smollm2", "copying").as_config()
     assert params["chat"] is None and set(params["settings"]) == {"UF", "UB", "NF", "NB"}
 
 
 def test_fine_tuning_is_tested_on_every_bin_of_its_family(default):
     assert finetune.eval_data(default, "UB", 0) == [f"results/data/finetune/UB/{b}/seed0.parquet"
                                                     for b in ("2-12", "13-25", "26-50")]
-    assert finetune.eval_params(default, "UR")["bins"] == ["3-20", "21-40", "41-80"]
+    assert finetune.eval_params(default, "UR").as_config()["bins"] == ["3-20", "21-40", "41-80"]
     assert len(finetune.evals(default)) == 10
     assert finetune.comparison_enabled(default)
     off = config_of(icl={**default["icl"], "models": []})
@@ -97,7 +97,7 @@ def test_mechanism_subjects_and_their_models(default):
     assert mechanism.trained_model(default, "finetune-embedded-UB-seed0") == model
     assert mechanism.trained_model(default, "model-smollm2") is None
     assert mechanism.registry_model(default, "model-smollm2") == "smollm2"
-    assert mechanism.params(default, "scratch-UF-ape-seed0")["spelling"] == {
+    assert mechanism.params(default, "scratch-UF-ape-seed0").as_config()["spelling"] == {
         "kind": "scratch", "alphabet": default["data"]["tokens"]["unique_copy"]["alphabet_size"]}
     # a trained subject only where its stage runs
     no_scratch = config_of(scratch={**default["scratch"], "enabled": False})
@@ -107,8 +107,8 @@ def test_mechanism_subjects_and_their_models(default):
 def test_realistic_jobs_read_only_their_own_task_s_settings(default):
     assert realistic.predictions(default) == [f"results/realistic/smollm2/{t}.parquet"
                                               for t in ("lorem", "revert", "cherrypick")]
-    assert realistic.params(default, "smollm2", "revert")["settings"] == default["realistic"]["git"]
-    assert realistic.params(default, "smollm2", "lorem")["settings"] == default["realistic"]["lorem"]
+    assert realistic.params(default, "smollm2", "revert").as_config()["settings"] == default["realistic"]["git"]
+    assert realistic.params(default, "smollm2", "lorem").as_config()["settings"] == default["realistic"]["lorem"]
 
 
 def test_a_target_the_config_does_not_make_stops_with_the_valid_names(default):
@@ -159,11 +159,11 @@ def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(defa
     assert corpora.heads(config) == [f"results/corpora/mechanism/{m}/heads.parquet" for m in ("nat", "bal", "rev")]
     assert corpora.icl_predictions(config) == [f"results/corpora/icl/{m}/copying.parquet" for m in ("nat", "bal", "rev")]
     assert len(corpora.finetune_evals(config)) == 3 * 4  # UR, UL, UF, UB for each model, one seed
-    params = corpora.finetune_params(config, "bal", "UB")
-    stage = finetune.train_params(config, "bal", "UB")
+    params = corpora.finetune_params(config, "bal", "UB").as_config()
+    stage = finetune.train_params(config, "bal", "UB").as_config()
     assert params["training"] == {**stage["training"], "max_steps": 300}  # only the steps differ
     assert {k: v for k, v in params.items() if k != "training"} == {k: v for k, v in stage.items() if k != "training"}
-    mechanism_params = corpora.mechanism_params(config, "rev")
+    mechanism_params = corpora.mechanism_params(config, "rev").as_config()
     assert mechanism_params["subject"] == "rev" and mechanism_params["spelling"] == {
         "kind": "registry", "model": config["models"]["rev"]}
     # its data files are in the grid even where no stage of the paper's needs them

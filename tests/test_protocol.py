@@ -43,8 +43,8 @@ def test_the_paper_preset_uses_the_authors_generators_lengths_and_loss():
     assert (ft["validation"], ft["validation_fraction"]) == ("holdout", 0.1)
     assert finetune_task_section(PAPER, "UB")["holdout"] == 5000
     batches = -(-45000 // ft["training"]["batch_size"])
-    assert finetune_task_section(PAPER, "UB")["training"]["max_steps"] == 15 * batches
-    assert finetune_task_section(PAPER, "NLFirst")["training"]["max_steps"] == 30 * batches
+    assert finetune_task_section(PAPER, "UB")["training"].max_steps == 15 * batches
+    assert finetune_task_section(PAPER, "NLFirst")["training"].max_steps == 30 * batches
     assert (ft["training"]["warmup_ratio"], ft["training"]["max_grad_norm"], ft["training"]["early_stop"]) == (
         0.15, 1.0, False)
 

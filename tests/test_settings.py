@@ -1,8 +1,9 @@
-"""Typed settings: every job slice the planner makes, for each preset, becomes its stage's frozen
-settings and gives back the same slice (so fingerprints and provenance do not change); an unknown
-or missing key is an error naming it."""
+"""Typed settings: every planner returns its stage's frozen settings, immutable all the way down,
+which give back the same slice (so fingerprints and provenance do not change); an unknown or
+missing key is an error naming it."""
 
 import dataclasses
+import json
 from itertools import product
 
 import pytest
@@ -24,6 +25,7 @@ from lengthgen.settings import (
     RealisticPredictSettings,
     ScratchEvalSettings,
     ScratchRunSettings,
+    TrainSettings,
 )
 
 PRESETS = ("config.yaml", "configs/smoke.yaml", "configs/paper.yaml")
@@ -56,30 +58,51 @@ def planned_slices(config):
         yield PretrainSettings, pretrain_section(config, "gpt2", corpus)
 
 
-def test_every_planned_slice_becomes_typed_settings_and_back():
+def test_every_planner_returns_its_stages_typed_settings_which_cross_to_the_script_unchanged():
+    """A job's settings leave the planner typed, cross Snakemake as plain JSON (`as_config`, the
+    rule's params) and are rebuilt by the script with one call: the same settings."""
     kinds = set()
     for preset in PRESETS:
-        for cls, section in planned_slices(load(preset)):
-            settings = cls.from_config(section)
-            assert canonical_json(settings.as_config()) == canonical_json(section), (preset, cls.__name__)
+        for cls, planned in planned_slices(load(preset)):
+            assert isinstance(planned, cls), (preset, cls.__name__)
+            params = json.loads(canonical_json(planned.as_config()))
+            assert cls.from_config(params) == planned, (preset, cls.__name__)
             kinds.add(cls)
     assert kinds == {DataFileSettings, ScratchRunSettings, ScratchEvalSettings, FinetuneTaskSettings,
                      FinetuneEvalSettings, MechanismSettings, PretrainSettings, IclPredictSettings,
                      RealisticPredictSettings, CorpusStatisticsSettings}
 
 
+def test_settings_are_immutable_all_the_way_down_and_the_training_block_typed():
+    config = load("config.yaml")
+    settings = finetune.train_params(config, "embedded", "UF")
+    assert isinstance(settings.training, TrainSettings)
+    assert settings.training.lr == config["finetune"]["training"]["lr"]  # the config's key, same name, no dict between
+    with pytest.raises(TypeError):
+        settings.data["alphabet_size"] = 3  # a read-only mapping
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.training.lr = 1.0
+    shots = icl.predict_params(config, "smollm2", "copying")
+    assert shots.shots == config["icl"]["shots"] and isinstance(shots.files, tuple)
+    with pytest.raises(TypeError):
+        shots.files[0]["data"] = "elsewhere"
+    assert isinstance(shots.as_config()["files"], list) and isinstance(shots.as_config()["files"][0], dict)
+    assert scratch.train_params(config, "UF", "rope").training.keep is None  # the stage chooses what is kept
+    assert scratch.train_params(config, "UF", "rope").training.keeping("last").keep == "last"
+
+
 def test_settings_are_frozen_and_nested_settings_typed():
-    settings = PretrainSettings.from_config(pretrain_section(load("config.yaml"), "gpt2", "balanced"))
+    settings = pretrain_section(load("config.yaml"), "gpt2", "balanced")
     assert settings.insertion.share == 0.25 and settings.corpus == "balanced"
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.seed = 1
-    assert PretrainSettings.from_config(pretrain_section(load("config.yaml"), "gpt2", "natural")).insertion is None
+    assert pretrain_section(load("config.yaml"), "gpt2", "natural").insertion is None
 
 
 def test_an_unknown_or_missing_key_is_an_error_naming_it():
-    section = pretrain_section(load("config.yaml"), "gpt2", "natural")
+    section = pretrain_section(load("config.yaml"), "gpt2", "natural").as_config()
     with pytest.raises(ConfigError, match=r"PretrainSettings: unknown key\(s\) \['contxt'\], missing \['context'\]"):
         PretrainSettings.from_config({**{k: v for k, v in section.items() if k != "context"}, "contxt": 256})
-    scratch_slice = scratch.train_params(load("config.yaml"), "UF", "nope")
+    scratch_slice = scratch.train_params(load("config.yaml"), "UF", "nope").as_config()
     with pytest.raises(ConfigError, match=r"EosRule: unknown key\(s\) none, missing \['score'\]"):
         ScratchRunSettings.from_config({**scratch_slice, "eos": {"train": True}})

@@ -7,22 +7,45 @@ to the code that uses it. `as_config` gives back the slice it was made from (the
 is what a checkpoint's fingerprint and a table's provenance record. The schema stays the one source
 of defaults: a field has a default only where the slice may leave the key out.
 
-Generator settings (`data`), model architectures and the training engine's block stay mappings
-here: their keys are per generator or per architecture (the schema types them), and the engine
-block becomes a `TrainSettings` where it is used.
+Settings are immutable all the way down: a list in the slice is held as a tuple, a mapping as a
+read-only mapping (`as_config` gives back lists and dicts). Generator settings (`data`) and model
+architectures stay mappings: their keys are per generator or per architecture (the schema types
+them). The training engine's block is a `TrainSettings` from the config to the engine.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any
 
 
 class ConfigError(ValueError):
     """A config that cannot run; the message names the key."""
+
+
+def freeze(value):
+    """A config value made immutable: mappings read-only, lists tuples, all the way down."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: freeze(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(item) for item in value)
+    return value
+
+
+def thaw(value):
+    """A frozen value back as the config's plain data (dicts and lists, as JSON and YAML give)."""
+    if isinstance(value, Settings):
+        return value.as_config()
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
+    return value
 
 
 def _optional(f: dataclasses.Field) -> bool:
@@ -48,7 +71,7 @@ class Settings:
         values = {}
         for name, value in section.items():
             nested = _settings_type(hints[name])
-            values[name] = nested.from_config(value) if nested is not None and value is not None else value
+            values[name] = nested.from_config(value) if nested is not None and value is not None else freeze(value)
         return cls(**values)
 
     def as_config(self) -> dict:
@@ -58,7 +81,7 @@ class Settings:
             value = getattr(self, f.name)
             if value is None and _optional(f):
                 continue
-            out[f.name] = value.as_config() if isinstance(value, Settings) else value
+            out[f.name] = thaw(value)
         return out
 
 
@@ -69,6 +92,40 @@ def _settings_type(hint) -> type[Settings] | None:
         if isinstance(candidate, type) and issubclass(candidate, Settings):
             return candidate
     return None
+
+
+@dataclass(frozen=True)
+class TrainSettings(Settings):
+    """The training engine's block (`$defs/training` in the schema, the one source of its defaults),
+    from a stage's config to the engine; `keep` is the stage's choice, not the config's."""
+
+    lr: float
+    weight_decay: float
+    batch_size: int
+    max_steps: int
+    eval_every: int
+    eval_examples: int  # validation examples (windows, for pretraining) at every evaluation
+    eval_batch_size: int
+    warmup_steps: int
+    warmup_ratio: float | None  # a share of max_steps, instead of warmup_steps
+    schedule: str  # "linear" (decay to 0 at max_steps) or "constant"
+    precision: str  # "fp32" or "bf16"
+    checkpoint_every: int
+    length_buckets: int  # micro-batches of similar lengths per step (same gradient, less padding)
+    max_grad_norm: float | None  # gradient clipping by global norm (None: none)
+    early_stop: bool  # stop once validation accuracy reaches 1.0
+    patience: int | None  # stop after this many evaluations without a better validation accuracy
+    keep: str | None = None  # the weights kept: "best" by validation accuracy, else (None, "last") the last
+
+    @property
+    def warmup(self) -> int:
+        """Warm-up steps: warmup_ratio of max_steps (rounded up, as Trainer's `get_warmup_steps`) when
+        given, else warmup_steps."""
+        return math.ceil(self.warmup_ratio * self.max_steps) if self.warmup_ratio is not None else self.warmup_steps
+
+    def keeping(self, keep: str) -> TrainSettings:
+        """These settings with the stage's choice of the weights kept ("best" or "last")."""
+        return dataclasses.replace(self, keep=keep)
 
 
 @dataclass(frozen=True)
@@ -87,7 +144,7 @@ class ScratchRunSettings(Settings):
     train_lengths: str
     max_length: int | None  # the longest test context
     model: Mapping[str, Any]  # the architecture's keyword arguments (max_positions optional)
-    training: Mapping[str, Any]  # the engine's block, schedule resolved for the PE
+    training: TrainSettings  # the engine's block, schedule resolved for the PE
     eos: EosRule
 
 
@@ -95,7 +152,7 @@ class ScratchRunSettings(Settings):
 class ScratchEvalSettings(Settings):
     """Evaluating one from-scratch model on every bin of its family."""
 
-    bins: list[str]
+    bins: tuple[str, ...]
     batch_size: int
     greedy: bool
     precision: str
@@ -111,7 +168,7 @@ class FinetuneTaskSettings(Settings):
     train_lengths: str
     max_length: int  # the longest test length
     train_examples: int | None  # None: fresh examples every step
-    training: Mapping[str, Any]
+    training: TrainSettings
     model: Mapping[str, Any] | None = None  # the registry entry (the job's; unused by the library)
     holdout: int | None = None  # that many of the training set held out for validation
     keep: str | None = None  # the weights kept: None or "best" by validation accuracy, "last" the last step's
@@ -123,7 +180,7 @@ class FinetuneTaskSettings(Settings):
 class FinetuneEvalSettings(Settings):
     """Evaluating one fine-tuned model on every bin of its family."""
 
-    bins: list[str]
+    bins: tuple[str, ...]
     data: Mapping[str, Any]
     format: str
     batch_size: int
@@ -135,8 +192,8 @@ class InsertionSettings(Settings):
     """Where the balanced corpus puts its copies (`pretrain.variants`)."""
 
     share: float  # the share of passages followed by a copy
-    passage_chars: list[int]  # [low, high]: the length of a passage, drawn uniformly
-    gap_passages: list[int]  # [low, high]: how many passages later the copy goes
+    passage_chars: tuple[int, ...]  # [low, high]: the length of a passage, drawn uniformly
+    gap_passages: tuple[int, ...]  # [low, high]: how many passages later the copy goes
 
 
 @dataclass(frozen=True)
@@ -152,7 +209,7 @@ class PretrainSettings(Settings):
     save_fp16: bool
     probe_length: int
     model: Mapping[str, Any]
-    training: Mapping[str, Any]
+    training: TrainSettings
     insertion: InsertionSettings | None = None
 
 
@@ -160,11 +217,11 @@ class PretrainSettings(Settings):
 class CorpusStatisticsSettings(Settings):
     """The corpora's repeat statistics: which corpora, built as the pretrain stage builds them."""
 
-    corpora: list[str]
+    corpora: tuple[str, ...]
     corpus_chars: int | None
     seed: int
     insertion: InsertionSettings
-    ns: list[int]
+    ns: tuple[int, ...]
     window: int
 
 
@@ -185,12 +242,12 @@ class MechanismSettings(Settings):
 
     subject: str
     spelling: SpellingSettings
-    lengths: list[int]
+    lengths: tuple[int, ...]
     instances: int
     shots: int
     ablate_top: int
     batch_size: int
-    seeds: list[int]
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -221,7 +278,7 @@ class IclPredictSettings(Settings):
     """One in-context job: a model on every file of one task family's grid."""
 
     model: Mapping[str, Any]  # the registry entry
-    files: list[Mapping[str, Any]]  # {"task", "bin", "seed", "variant", "data"} each
+    files: tuple[Mapping[str, Any], ...]  # {"task", "bin", "seed", "variant", "data"} each
     chat: ChatSettings | None  # a chat model's settings (None: a completion model)
     settings: Mapping[str, Mapping[str, Any]]  # the generator's settings per task
     shots: int
@@ -234,7 +291,7 @@ class RealisticPredictSettings(Settings):
 
     model: Mapping[str, Any]
     batch_size: int
-    seeds: list[int]
+    seeds: tuple[int, ...]
     settings: Mapping[str, Any]  # the task's own settings (`realistic.lorem` or `realistic.git`)
 
 
@@ -255,4 +312,5 @@ __all__ = [
     "ScratchRunSettings",
     "Settings",
     "SpellingSettings",
+    "TrainSettings",
 ]

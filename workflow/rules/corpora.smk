@@ -23,7 +23,7 @@ rule corpus_mechanism:
         heads=f"{CORPUS_MECHANISM}/heads.parquet",
         patching=f"{CORPUS_MECHANISM}/patching.parquet",
     params:
-        section=lambda w: corpora_plan.mechanism_params(config, w.model),
+        section=lambda w: corpora_plan.mechanism_params(config, w.model).as_config(),
     resources:
         **model_job_resources("mechanism", lambda w: w.model),
     log:
@@ -43,7 +43,7 @@ rule corpus_icl:
     output:
         CORPUS_ICL,
     params:
-        section=lambda w: corpora_plan.icl_params(config, w.model),
+        section=lambda w: corpora_plan.icl_params(config, w.model).as_config(),
         cache_dir=config["icl"]["cache"],
     resources:
         **model_job_resources("icl_predict", lambda w: w.model),
@@ -64,7 +64,7 @@ rule corpus_finetune_train:
         model=directory(f"{CORPUS_FINETUNE}/model"),
         history=f"{CORPUS_FINETUNE}/training.parquet",
     params:
-        section=lambda w: corpora_plan.finetune_params(config, w.model, w.task),
+        section=lambda w: corpora_plan.finetune_params(config, w.model, w.task).as_config(),
         checkpoint_dir=f"{RESULTS}/checkpoints/corpora/{{model}}/{{task}}/seed{{seed}}",
     resources:
         **model_job_resources("finetune_train", lambda w: w.model),
@@ -85,7 +85,7 @@ rule corpus_finetune_eval:
     output:
         f"{CORPUS_FINETUNE}/eval.parquet",
     params:
-        section=lambda w: finetune_plan.eval_params(config, w.task),
+        section=lambda w: finetune_plan.eval_params(config, w.task).as_config(),
     resources:
         **model_job_resources("finetune_eval", lambda w: w.model),
     log:
@@ -102,7 +102,7 @@ rule corpus_statistics:
     output:
         **table_outputs("corpus_statistics"),
     params:
-        section=corpora_plan.statistics_params(config),
+        section=corpora_plan.statistics_params(config).as_config(),
     log:
         log_path("corpus_statistics"),
     run:

@@ -13,7 +13,7 @@ rule data:
     output:
         data_path("{encoding}", "{task}", "{bin}", "{seed}"),
     params:
-        section=lambda w: data_plan.data_params(config, w.encoding, w.task, w.bin, w.seed),
+        section=lambda w: data_plan.data_params(config, w.encoding, w.task, w.bin, w.seed).as_config(),
     log:
         log_path("data", "{encoding}/{task}/{bin}/seed{seed}"),
     # A script, not a `run:` block: Snakemake (9.27) fetches a cached output of a `run:` job before

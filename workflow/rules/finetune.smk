@@ -14,7 +14,7 @@ rule finetune_train:
         model=directory(f"{FINETUNE}/model"),
         history=f"{FINETUNE}/training.parquet",
     params:
-        section=lambda w: finetune_plan.train_params(config, w.model, w.task, w.protocol),
+        section=lambda w: finetune_plan.train_params(config, w.model, w.task, w.protocol).as_config(),
         checkpoint_dir=FINETUNE_CHECKPOINTS,
     resources:
         **model_job_resources("finetune_train", lambda w: stage_model(config, "finetune", w.model)),
@@ -35,7 +35,7 @@ rule finetune_eval:
     output:
         f"{FINETUNE}/eval.parquet",
     params:
-        section=lambda w: finetune_plan.eval_params(config, w.task, w.protocol),
+        section=lambda w: finetune_plan.eval_params(config, w.task, w.protocol).as_config(),
     resources:
         **model_job_resources("finetune_eval", lambda w: stage_model(config, "finetune", w.model)),
     log:

@@ -13,7 +13,7 @@ rule icl_predict:
     output:
         ICL,
     params:
-        section=lambda w: icl_plan.predict_params(config, w.model, w.family),
+        section=lambda w: icl_plan.predict_params(config, w.model, w.family).as_config(),
         cache_dir=config["icl"]["cache"],
     resources:
         # A model larger than one GPU asks for the GPUs its registry entry names.

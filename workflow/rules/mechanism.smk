@@ -13,7 +13,7 @@ rule mechanism:
         heads=f"{MECHANISM}/heads.parquet",
         patching=f"{MECHANISM}/patching.parquet",
     params:
-        section=lambda w: mechanism_plan.params(config, w.subject),
+        section=lambda w: mechanism_plan.params(config, w.subject).as_config(),
     resources:
         **model_job_resources("mechanism", lambda w: mechanism_plan.registry_model(config, w.subject)),
     log:

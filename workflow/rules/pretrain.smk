@@ -10,7 +10,7 @@ rule pretrain:
         model=directory(f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/model"),
         summary=f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/summary.parquet",
     params:
-        section=lambda w: pretrain_section(config, w.architecture, w.corpus),
+        section=lambda w: pretrain_section(config, w.architecture, w.corpus).as_config(),
         checkpoint_dir=f"{RESULTS}/checkpoints/pretrain/{{corpus}}/{{architecture}}",
     log:
         log_path("pretrain", "{corpus}/{architecture}"),

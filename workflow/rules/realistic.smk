@@ -12,7 +12,7 @@ rule realistic_predict:
     output:
         REALISTIC,
     params:
-        section=lambda w: realistic_plan.params(config, w.model, w.realistic),
+        section=lambda w: realistic_plan.params(config, w.model, w.realistic).as_config(),
         cache_dir=config["icl"]["cache"],
     resources:
         **model_job_resources("realistic_predict", lambda w: stage_model(config, "realistic", w.model)),

@@ -10,7 +10,7 @@ rule scratch_train:
         model=directory(f"{SCRATCH}/model"),
         history=f"{SCRATCH}/training.parquet",
     params:
-        section=lambda w: scratch_plan.train_params(config, w.task, w.pe),
+        section=lambda w: scratch_plan.train_params(config, w.task, w.pe).as_config(),
         checkpoint_dir=SCRATCH_CHECKPOINTS,
     priority: lambda w: scratch_plan.train_cost(config, w.task, w.pe)
     log:
@@ -61,7 +61,7 @@ rule scratch_eval:
     output:
         f"{SCRATCH}/eval.parquet",
     params:
-        section=lambda w: scratch_plan.eval_params(config, w.task),
+        section=lambda w: scratch_plan.eval_params(config, w.task).as_config(),
     log:
         log_path("scratch_eval", "{task}/{pe}/seed{seed}"),
     benchmark:

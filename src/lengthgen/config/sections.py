@@ -3,6 +3,7 @@ torch), so the Snakefile can call them while it plans the grid."""
 
 from __future__ import annotations
 
+from ..settings import PretrainSettings, TrainSettings
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.lengths import bins_beyond
 
@@ -88,7 +89,7 @@ def protocol_section(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:
     return merged
 
 
-def finetune_training(finetune: dict, family: str, max_steps: int | None = None) -> dict:
+def finetune_training(finetune: dict, family: str, max_steps: int | None = None) -> TrainSettings:
     """The engine settings of one task family, and the one place its steps are decided: `max_steps`
     where the caller fixes them (the corpora's short run), else, with `epochs` over a fixed training
     set, the steps those epochs take, else the section's `training.max_steps`."""
@@ -98,7 +99,7 @@ def finetune_training(finetune: dict, family: str, max_steps: int | None = None)
     elif epochs and finetune["train_examples"]:
         batches = -(-(finetune["train_examples"] - held_out(finetune)) // training["batch_size"])
         training["max_steps"] = epochs * batches
-    return training
+    return TrainSettings.from_config(training)
 
 
 def held_out(finetune: dict) -> int:
@@ -145,11 +146,11 @@ def icl_variants(icl: dict, family: str, kind: str) -> list[str]:
     return list(chat or icl["variants"][family])
 
 
-def pretrain_section(config: dict, architecture: str, corpus: str = "natural") -> dict:
+def pretrain_section(config: dict, architecture: str, corpus: str = "natural") -> PretrainSettings:
     """What pretraining one architecture on one corpus variant depends on (the pretrain rule's
     parameters, and what bench/gpu_pretrain.py runs on a machine without Snakemake). The
     insertion settings only where the corpus uses them, so changing them reruns only its jobs."""
     pretrain = config["pretrain"]
     section = {k: v for k, v in pretrain.items() if k not in ("enabled", "architectures", "corpora", "insertion")}
-    return {**section, "architecture": architecture, "corpus": corpus,
-            **({"insertion": pretrain["insertion"]} if corpus == "balanced" else {})}
+    return PretrainSettings.from_config({**section, "architecture": architecture, "corpus": corpus,
+                                         **({"insertion": pretrain["insertion"]} if corpus == "balanced" else {})})

@@ -240,10 +240,9 @@ def train_settings(stage: str = "scratch", **overrides):
     """Engine settings with a stage's schema defaults (the from-scratch schedule resolved to
     "constant") and the last weights kept, unless `overrides` say otherwise: for notebooks,
     benchmarks and tests that drive the engine directly."""
-    from ..engine.settings import TrainSettings
+    from ..settings import TrainSettings
 
     training = dict(validate_config({}, check_availability=False)[stage]["training"])
     if isinstance(training["schedule"], dict):
         training["schedule"] = "constant"
-    keep = overrides.pop("keep", "last")
-    return TrainSettings.from_config({**training, **overrides}, keep=keep)
+    return TrainSettings.from_config({**training, "keep": "last", **overrides})

@@ -1,58 +1,14 @@
 """The training engine's settings and what they build: optimiser, schedule, precision.
 
-The config schema (`$defs/training`) is the one source of these settings' defaults:
-`TrainSettings` has none of its own and refuses a key it does not know, so a setting can never be
-silently dropped on its way from the config to the engine.
+`TrainSettings` (lengthgen.settings, torch-free so planners build it) is the config's training
+block; its defaults are the schema's alone, and a key it does not know is a ConfigError.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-
 import torch
 
-from ..settings import ConfigError
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    lr: float
-    weight_decay: float
-    batch_size: int
-    max_steps: int
-    eval_every: int
-    eval_examples: int  # validation examples (windows, for pretraining) at every evaluation
-    eval_batch_size: int
-    warmup_steps: int
-    warmup_ratio: float | None  # a share of max_steps, instead of warmup_steps
-    schedule: str  # "linear" (decay to 0 at max_steps) or "constant"
-    precision: str  # "fp32" or "bf16"
-    checkpoint_every: int
-    length_buckets: int  # micro-batches of similar lengths per step (same gradient, less padding)
-    max_grad_norm: float | None  # gradient clipping by global norm (None: none)
-    early_stop: bool  # stop once validation accuracy reaches 1.0
-    patience: int | None  # stop after this many evaluations without a better validation accuracy
-    keep: str  # "last" or "best" (by validation accuracy)
-
-    @property
-    def warmup(self) -> int:
-        """Warm-up steps: warmup_ratio of max_steps (rounded up, as Trainer's `get_warmup_steps`) when
-        given, else warmup_steps."""
-        return math.ceil(self.warmup_ratio * self.max_steps) if self.warmup_ratio is not None else self.warmup_steps
-
-    @classmethod
-    def from_config(cls, block: Mapping, **stage) -> TrainSettings:
-        """Settings from a validated config block plus the stage's own choices (`keep`, a resolved
-        `schedule`); an unknown or missing key is a ConfigError, as every stage's settings raise."""
-        given = {**block, **stage}
-        names = {f.name for f in fields(cls)}
-        unknown, missing = sorted(set(given) - names), sorted(names - set(given))
-        if unknown or missing:
-            raise ConfigError(f"training settings: unknown {unknown or 'none'}, missing {missing or 'none'}")
-        return cls(**given)
-
+from ..settings import TrainSettings
 
 MIXED_PRECISION = {"fp32": "no", "bf16": "bf16"}
 

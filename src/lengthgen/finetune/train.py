@@ -22,7 +22,7 @@ from ..engine.loop import train
 from ..engine.run import TrainingRun
 from ..engine.scoring import teacher_forced_accuracy
 from ..engine.sequences import TrainingStream, encoded_examples, tokenizer_layout
-from ..engine.settings import TrainSettings, make_accelerator
+from ..engine.settings import make_accelerator
 from ..lengthbins.evaluate import evaluate_bins
 from ..models.loading import load_model, load_tokenizer, load_trained, load_trained_tokenizer
 from ..models.positions import position_limit
@@ -41,7 +41,7 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
     (a benchmark's out-of-distribution score; settings.curve_lengths adds `beyond_accuracy`); the
     kept weights are still chosen by validation.
     """
-    training = TrainSettings.from_config(settings.training, keep=settings.keep or "best")
+    training = settings.training.keeping(settings.keep or "best")
     accelerator = make_accelerator(training.precision)
     tokenizer = load_tokenizer(entry)
     layout = tokenizer_layout(tokenizer, symbols_used(settings.data), model_name=repr(entry.name),

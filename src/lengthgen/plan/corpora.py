@@ -7,6 +7,7 @@ from __future__ import annotations
 from itertools import product
 
 from ..config import corpus_models
+from ..settings import CorpusStatisticsSettings
 from . import finetune, icl, mechanism
 from .grid import known, tasks
 from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM
@@ -85,9 +86,10 @@ def pairs_params(config: dict) -> dict:
             "finetune": config["corpora"]["finetune"]}
 
 
-def statistics_params(config: dict) -> dict:
+def statistics_params(config: dict) -> CorpusStatisticsSettings:
     """The corpora's repeat statistics: the corpora as the pretrain stage builds them."""
     pretrain = config["pretrain"]
-    return {"corpora": list(roles(config)), "corpus_chars": pretrain["corpus_chars"], "seed": pretrain["seed"],
-            "insertion": pretrain["insertion"], **config["corpora"]["statistics"]}
+    return CorpusStatisticsSettings.from_config({
+        "corpora": list(roles(config)), "corpus_chars": pretrain["corpus_chars"], "seed": pretrain["seed"],
+        "insertion": pretrain["insertion"], **config["corpora"]["statistics"]})
 

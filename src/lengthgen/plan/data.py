@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from ..config import finetune_bins, scratch_bins
 from ..config.sections import finetune_protocols, protocol_section, protocol_seeds
+from ..settings import DataFileSettings
 from ..tasks import get_task
 from . import corpora
 from .grid import tasks
 from .paths import data_path
 
 
-def data_params(config: dict, encoding: str, task: str, length_bin: str, seed) -> dict:
+def data_params(config: dict, encoding: str, task: str, length_bin: str, seed) -> DataFileSettings:
     """Everything one data file depends on and nothing else, so other settings never rerun it. The
     wildcards are repeated here because the between-workflow cache hashes params, not paths."""
     generator = get_task(task).generator
     section = config["data"][encoding]
-    return {"task": task, "encoding": encoding, "bin": length_bin, "seed": int(seed),
-            "examples": section["examples"], "generator": generator, "settings": section[generator]}
+    return DataFileSettings.from_config({"task": task, "encoding": encoding, "bin": length_bin, "seed": int(seed),
+                                         "examples": section["examples"], "generator": generator,
+                                         "settings": section[generator]})
 
 
 def data_files(config: dict) -> list[str]:

@@ -8,6 +8,7 @@ from itertools import product
 
 from ..config import finetune_bins, finetune_task_section
 from ..config.sections import DEFAULT_PROTOCOL, finetune_protocols, protocol_section, protocol_seeds
+from ..settings import FinetuneEvalSettings, FinetuneTaskSettings
 from ..tasks import get_task
 from . import icl, scratch
 from .paths import FINETUNE, data_path
@@ -27,18 +28,20 @@ def protocols(config: dict) -> list[str]:
 
 
 def train_params(config: dict, model: str, task: str, protocol: str = DEFAULT_PROTOCOL,
-                 max_steps: int | None = None) -> dict:
+                 max_steps: int | None = None) -> FinetuneTaskSettings:
     """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths,
     training (`max_steps`: a caller's fixed budget, `config.sections.finetune_training`)."""
-    return {"model": config["models"][model], **finetune_task_section(config, task, protocol, max_steps)}
+    return FinetuneTaskSettings.from_config({"model": config["models"][model],
+                                             **finetune_task_section(config, task, protocol, max_steps)})
 
 
-def eval_params(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> dict:
+def eval_params(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> FinetuneEvalSettings:
     task = get_task(task_name)
     section = protocol_section(config["finetune"], protocol)
-    return {"data": config["data"]["finetune"][task.generator], "format": section["format"],
-            "batch_size": section["training"]["eval_batch_size"], "precision": section["training"]["precision"],
-            "bins": finetune_bins(section)[task.family]}
+    return FinetuneEvalSettings.from_config({
+        "data": config["data"]["finetune"][task.generator], "format": section["format"],
+        "batch_size": section["training"]["eval_batch_size"], "precision": section["training"]["precision"],
+        "bins": finetune_bins(section)[task.family]})
 
 
 def eval_data(config: dict, task_name: str, seed, protocol: str = DEFAULT_PROTOCOL) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import product
 
 from ..config import icl_variants
+from ..settings import IclPredictSettings
 from ..tasks import FAMILIES
 from .grid import tasks
 from .paths import ICL, data_path
@@ -35,13 +36,14 @@ def families(config: dict) -> list[str]:
     return [f for f in FAMILIES if any(t.family == f for t in grid) and config["icl"]["lengths"][f]]
 
 
-def predict_params(config: dict, model: str, family: str) -> dict:
+def predict_params(config: dict, model: str, family: str) -> IclPredictSettings:
     entry = config["models"][model]
-    return {"model": entry, "files": files(config, family, model),
+    return IclPredictSettings.from_config({
+            "model": entry, "files": files(config, family, model),
             "chat": config["icl"]["chat"] if entry["kind"] == "chat" else None,
             "settings": {name: config["data"]["chars"][task.generator] for name, task in tasks(config).items()
                          if task.family == family},
-            "shots": config["icl"]["shots"], "batch_size": config["icl"]["batch_size"]}
+            "shots": config["icl"]["shots"], "batch_size": config["icl"]["batch_size"]})
 
 
 def predictions(config: dict) -> list[str]:

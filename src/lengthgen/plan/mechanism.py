@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..config.sections import main_protocol
+from ..settings import MechanismSettings
 from . import finetune, scratch
 from .grid import known, tasks
 from .paths import FINETUNE, MECHANISM, SCRATCH
@@ -54,7 +55,7 @@ def registry_model(config: dict, name: str) -> str | None:
     return rest[0] if kind == "registry" else None
 
 
-def params(config: dict, name: str) -> dict:
+def params(config: dict, name: str) -> MechanismSettings:
     """The analysis settings and how to spell prompts for this model: the authors' few-shot letters
     for a pretrained model, one segment in its own training spelling for a trained one."""
     kind, *rest = subject(config, name)
@@ -69,10 +70,10 @@ def params(config: dict, name: str) -> dict:
     return analysis_params(config, name, spelling)
 
 
-def analysis_params(config: dict, name: str, spelling: dict) -> dict:
+def analysis_params(config: dict, name: str, spelling: dict) -> MechanismSettings:
     """One subject's job parameters: the stage's analysis settings, the seeds, its spelling."""
     settings = {k: v for k, v in config["mechanism"].items() if k not in ("models", "trained")}
-    return {"subject": name, "spelling": spelling, "seeds": config["seeds"], **settings}
+    return MechanismSettings.from_config({"subject": name, "spelling": spelling, "seeds": config["seeds"], **settings})
 
 
 def outputs(config: dict, kind: str) -> list[str]:

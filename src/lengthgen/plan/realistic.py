@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import product
 
 from ..realistic import TASKS
+from ..settings import RealisticPredictSettings
 from .paths import REALISTIC
 
 
@@ -17,10 +18,11 @@ def settings(config: dict, task: str) -> dict:
     return config["realistic"]["lorem" if task == "lorem" else "git"]
 
 
-def params(config: dict, model: str, task: str) -> dict:
+def params(config: dict, model: str, task: str) -> RealisticPredictSettings:
     """The model entry, the seeds and the task's own settings: another task's settings never rerun it."""
-    return {"model": config["models"][model], "batch_size": config["realistic"]["batch_size"],
-            "seeds": config["seeds"], "settings": settings(config, task)}
+    return RealisticPredictSettings.from_config({"model": config["models"][model],
+                                                 "batch_size": config["realistic"]["batch_size"],
+                                                 "seeds": config["seeds"], "settings": settings(config, task)})
 
 
 def predictions(config: dict) -> list[str]:

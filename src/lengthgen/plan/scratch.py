@@ -6,6 +6,7 @@ from __future__ import annotations
 from itertools import product
 
 from ..config import per_family, scratch_bins, scratch_family_settings, scratch_lengths
+from ..settings import ScratchEvalSettings, ScratchRunSettings
 from ..tasks import LengthBin, Task, get_task
 from .grid import tasks
 from .paths import SCRATCH, SCRATCH_CHECKPOINTS, data_path
@@ -23,14 +24,14 @@ def eos(config: dict, task: Task) -> dict:
             "score": per_family(config["scratch"]["score_eos"], task.family)}
 
 
-def train_params(config: dict, task_name: str, pe: str) -> dict:
+def train_params(config: dict, task_name: str, pe: str) -> ScratchRunSettings:
     """Only what this model depends on: its generator's settings, lengths, model and training."""
     section, task = config["scratch"], get_task(task_name)
     settings = scratch_family_settings(section, task.family)
     training = {k: v for k, v in settings["training"].items() if k != "schedule"}
     training["schedule"] = settings["training"]["schedule"][pe]
     longest = max(LengthBin.parse(b).high for b in scratch_bins(section)[task.family])
-    return {
+    return ScratchRunSettings.from_config({
         "data": config["data"]["tokens"][task.generator],
         "train_lengths": scratch_lengths(section, task.family)[0],
         # Only learned absolute positions sized to the longest test length (max_positions null)
@@ -39,7 +40,7 @@ def train_params(config: dict, task_name: str, pe: str) -> dict:
         "model": {k: v for k, v in settings["model"].items() if PE_ONLY.get(k, pe) == pe},
         "training": training,
         "eos": eos(config, task),
-    }
+    })
 
 
 def stacks(config: dict) -> list[list[str]]:
@@ -66,7 +67,7 @@ def stacks(config: dict) -> list[list[str]]:
 
 def stack_members(config: dict, stack: list[str], pe: str) -> list[dict]:
     """Every run of a stack: its task, seed, settings and where its model and checkpoints go."""
-    return [{"task": task, "seed": seed, "section": train_params(config, task, pe),
+    return [{"task": task, "seed": seed, "section": train_params(config, task, pe).as_config(),
              "checkpoint_dir": SCRATCH_CHECKPOINTS.format(task=task, pe=pe, seed=seed)}
             for task in stack for seed in config["seeds"]]
 
@@ -76,16 +77,17 @@ def train_cost(config: dict, task_name: str, pe: str) -> float:
     scheduling priority: the longest jobs start first, so the short ones (and the evaluations
     after them) fill the cores at the end instead of one long job running alone."""
     settings = train_params(config, task_name, pe)
-    width = LengthBin.parse(settings["train_lengths"]).high * (2 if get_task(task_name).family == "copying" else 1)
-    return settings["model"]["layers"] * width * settings["training"]["max_steps"] / 1e6
+    width = LengthBin.parse(settings.train_lengths).high * (2 if get_task(task_name).family == "copying" else 1)
+    return settings.model["layers"] * width * settings.training.max_steps / 1e6
 
 
-def eval_params(config: dict, task_name: str) -> dict:
+def eval_params(config: dict, task_name: str) -> ScratchEvalSettings:
     task = get_task(task_name)
     training = scratch_family_settings(config["scratch"], task.family)["training"]
-    return {"greedy": config["scratch"]["greedy"], "batch_size": training["eval_batch_size"],
-            "precision": training["precision"], "bins": scratch_bins(config["scratch"])[task.family],
-            "eos": eos(config, task)}
+    return ScratchEvalSettings.from_config({
+        "greedy": config["scratch"]["greedy"], "batch_size": training["eval_batch_size"],
+        "precision": training["precision"], "bins": scratch_bins(config["scratch"])[task.family],
+        "eos": eos(config, task)})
 
 
 def eval_data(config: dict, task_name: str, seed) -> list[str]:

@@ -13,7 +13,6 @@ import torch
 from ..devices import input_device
 from ..engine.loop import train
 from ..engine.run import TrainingRun
-from ..engine.settings import TrainSettings
 from ..inference.measures import next_tokens, top_tokens
 from ..mechanism.probe import probe_summary
 from ..models.builders import build_char_model
@@ -54,7 +53,7 @@ def pretrain(settings: PretrainSettings, model_dir, checkpoint_dir, progress: bo
     held_out = int(len(ids) * settings.validation_fraction)
     train_ids, valid_ids = ids[:-held_out], ids[-held_out:]
     context = settings.context
-    training = TrainSettings.from_config(settings.training, keep="last")
+    training = settings.training.keeping("last")
     windows = training.eval_examples  # evenly spaced windows of the held-out tail
     validation = torch.from_numpy(np.stack([valid_ids[s:s + context] for s in
                                             range(0, held_out - context, held_out // windows)][:windows]).astype(np.int64))

@@ -8,7 +8,6 @@ from ..engine.loop import train
 from ..engine.run import TrainingRun
 from ..engine.scoring import teacher_forced_accuracy
 from ..engine.sequences import SCRATCH_LAYOUT, Layout, TrainingStream, encoded_examples
-from ..engine.settings import TrainSettings
 from ..lengthbins.evaluate import evaluate_bins
 from ..models.builders import build_model
 from ..models.loading import load_trained
@@ -30,7 +29,7 @@ def scratch_run(task: Task, pe: str, seed: int, settings: ScratchRunSettings, ch
     if positions < needed:
         raise ValueError(f"scratch.model.max_positions {positions} is shorter than the longest sequence ({needed} tokens)")
     model = build_model(pe, vocab_size(data["alphabet_size"]), positions, seed=seed, **architecture)
-    training = TrainSettings.from_config(settings.training, keep="last")
+    training = settings.training.keeping("last")
     stream = TrainingStream(task, data, train_bin, training.batch_size, seed,
                             positions if uses_absolute_positions(model) else None, layout)
     validation, targets = encoded_examples(task, data, train_bin, training.eval_examples, seed, "validation", layout)
