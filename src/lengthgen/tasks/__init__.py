@@ -4,7 +4,7 @@ Everything else takes `Task` records from here; a task name is looked up once, w
 (a wildcard, a config list), never again further down.
 """
 
-from .definitions import FAMILIES, MIRROR_PAIRS, TASK_NAMES, TASKS, Task, get_task
+from .definitions import FAMILIES, MIRROR_PAIRS, TASK_NAMES, TASKS, Task, get_task, register_task
 from .lengths import LengthBin
 
-__all__ = ["FAMILIES", "MIRROR_PAIRS", "TASK_NAMES", "TASKS", "Task", "get_task", "LengthBin"]
+__all__ = ["FAMILIES", "MIRROR_PAIRS", "TASK_NAMES", "TASKS", "Task", "get_task", "register_task", "LengthBin"]

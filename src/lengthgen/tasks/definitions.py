@@ -76,12 +76,32 @@ TASKS: dict[str, Task] = {
 TASK_NAMES: tuple[str, ...] = tuple(TASKS)
 FAMILIES: tuple[str, ...] = ("retrieval", "copying")
 
-# (left/backward, right/forward) pairs, in the records' order (the order the paper compares them).
-MIRROR_PAIRS: tuple[tuple[str, str], ...] = tuple((t.name, t.mirror) for t in TASKS.values() if not t.induction)
+
+def _mirror_pairs() -> tuple[tuple[str, str], ...]:
+    """(left/backward, right/forward) pairs, in the records' order (the order the paper compares
+    them): a pair once both its tasks are records."""
+    return tuple((t.name, t.mirror) for t in TASKS.values() if not t.induction and t.mirror in TASKS)
+
+
+MIRROR_PAIRS: tuple[tuple[str, str], ...] = _mirror_pairs()
+
+
+def register_task(task: Task) -> None:
+    """Add a task's record, and the names and mirror pairs derived from the records, for an extension
+    that adds tasks without editing this file. Call it before anything else imports `lengthgen`'s
+    stages: they bind `TASK_NAMES` and `MIRROR_PAIRS` when imported (tests/test_toy_task.py)."""
+    global TASK_NAMES, MIRROR_PAIRS
+    from .. import tasks as package  # its re-exports too
+
+    if task.name in TASKS:
+        raise ValueError(f"task {task.name!r} is already a record")
+    TASKS[task.name] = task
+    TASK_NAMES = package.TASK_NAMES = tuple(TASKS)
+    MIRROR_PAIRS = package.MIRROR_PAIRS = _mirror_pairs()
+
 
 def get_task(name: str) -> Task:
     try:
         return TASKS[name]
     except KeyError:
         raise ValueError(f"unknown task {name!r}; known tasks: {', '.join(TASK_NAMES)}") from None
-
