@@ -4,6 +4,7 @@ missing key is an error naming it."""
 
 import dataclasses
 import json
+import pickle
 from itertools import product
 
 import pytest
@@ -87,6 +88,7 @@ def test_settings_are_immutable_all_the_way_down_and_the_training_block_typed():
     with pytest.raises(TypeError):
         shots.files[0]["data"] = "elsewhere"
     assert isinstance(shots.as_config()["files"], list) and isinstance(shots.as_config()["files"][0], dict)
+    assert pickle.loads(pickle.dumps(shots)) == shots  # a job's settings cross to worker processes
     assert scratch.train_params(config, "UF", "rope").training.keep is None  # the stage chooses what is kept
     assert scratch.train_params(config, "UF", "rope").training.keeping("last").keep == "last"
 

@@ -20,7 +20,6 @@ import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from types import MappingProxyType
 from typing import Any
 
 
@@ -28,10 +27,23 @@ class ConfigError(ValueError):
     """A config that cannot run; the message names the key."""
 
 
+class FrozenMap(dict):
+    """A read-only dict: what a config mapping becomes in settings. A dict, unlike a mappingproxy,
+    pickles and copies (a job's settings cross to worker processes)."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} is read-only: settings are immutable")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self):
+        return type(self), (dict(self),)
+
+
 def freeze(value):
     """A config value made immutable: mappings read-only, lists tuples, all the way down."""
     if isinstance(value, Mapping):
-        return MappingProxyType({key: freeze(item) for key, item in value.items()})
+        return FrozenMap({key: freeze(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(freeze(item) for item in value)
     return value
