@@ -236,3 +236,73 @@ def test_a_tiny_fine_tuning_shows_its_work(tmp_path):
     assert work["gflop"] == pytest.approx(flops / 1e9)
     assert work["gflop_per_cpu_s"] == pytest.approx(flops / 1e9 / cpu)
     assert 0 < work["padded_pct"] < 100 and work["peak_pct"] > 0
+
+
+# -- pretraining, which times itself -------------------------------------------------------
+
+
+def write_pretraining(results, job: str, record: dict) -> None:
+    import pyarrow as pa
+
+    from lengthgen.records.tables import write_parquet
+
+    path = results / "pretrain" / job / "summary.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(pa.table({"layer": [0]}), path, {**Provenance({"x": 1}).record(), **record})
+
+
+def test_pretraining_jobs_are_read_from_their_summaries_and_an_untimed_one_is_left_out(tmp_path):
+    """The cached pretrain rule has no benchmark file: its jobs' own times and counts give its row."""
+    results = tmp_path / "results"
+    write_benchmark(results, "data/tokens/UF/9-12/seed0", 5.0, 5.0)
+    counts = {k: v for k, v in counted_summary(1000, 0, 2000, parameters=500, n_layer=2, d_model=8).items()
+              if k in ("tokens", "padded_tokens", "attention_pairs", "parameters", "n_layer", "d_model")}
+    write_pretraining(results, "natural/gpt2", {**counts, "seconds": 30.0, "cpu_seconds": 20.0, "max_rss_mb": 400.0})
+    write_pretraining(results, "balanced/gpt2", {**counts, "seconds": 10.0, "cpu_seconds": 10.0, "max_rss_mb": 300.0})
+    write_pretraining(results, "reversed/gpt2", counts)  # made before the jobs timed themselves
+    table = times.runtimes(results / "benchmarks", peak=1e9)
+    pretrain = row(table, "pretrain")
+    flops = 6 * 500 * 1000 + 6 * 2 * 8 * 2000
+    assert pretrain["jobs"] == 2 and pretrain["total_seconds"] == 40.0 and pretrain["cpu_seconds"] == 30.0
+    assert pretrain["peak_rss_mb"] == 400.0 and pretrain["padded_pct"] == 0.0
+    assert pretrain["gflop"] == pytest.approx(2 * flops / 1e9)
+    assert pretrain["peak_pct"] == pytest.approx(100 * 2 * flops / 30.0 / 1e9)
+    jobs = times.training_jobs(results / "benchmarks", peak=1e9)
+    assert jobs["job"].to_list() == ["pretrain/balanced/gpt2", "pretrain/natural/gpt2"]
+
+
+def test_only_pretraining_is_enough_and_nothing_at_all_is_one_error(tmp_path):
+    results = tmp_path / "results"
+    with pytest.raises(ValueError, match="no benchmark files .* no timed pretraining"):
+        times.runtimes(results / "benchmarks")
+    write_pretraining(results, "natural/gpt2", {"seconds": 3.0, "cpu_seconds": 2.0, "max_rss_mb": 1.0})
+    assert times.runtimes(results / "benchmarks")["rule"].to_list() == ["pretrain"]
+
+
+def test_the_job_clock_counts_this_process_cpu_and_wall_time():
+    from lengthgen.runtime import JobClock
+
+    clock = JobClock()
+    end = time.process_time() + 0.2
+    while time.process_time() < end:  # 0.2 s of CPU
+        pass
+    usage = clock.usage()
+    assert usage["cpu_seconds"] >= 0.19 and usage["seconds"] >= usage["cpu_seconds"] * 0.5
+    assert usage["max_rss_mb"] > 10
+
+
+def test_a_tiny_pretraining_job_of_the_workflow_is_listed_with_its_work(tmp_path):
+    """The pretrain rule's script records its times and counts: `lengthgen runtimes` lists the job."""
+    from snakemake_runner import smoke_config, snakemake
+
+    config = smoke_config()
+    config["pretrain"] = {"enabled": True, "corpus_chars": 60_000, "context": 96, "probe_length": 3,
+                          "model": {"layers": 1, "heads": 2, "d_model": 16},
+                          "training": {"batch_size": 4, "max_steps": 4, "eval_every": 2, "checkpoint_every": 2,
+                                       "warmup_steps": 1, "eval_examples": 4}}
+    run = snakemake(tmp_path, config, "results/pretrain/natural/gpt2/summary.parquet")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    record = read_provenance(tmp_path / "results" / "pretrain" / "natural" / "gpt2" / "summary.parquet")
+    assert record["tokens"] == 4 * 4 * 96 and record["padded_tokens"] == 0 and record["cpu_seconds"] > 0
+    jobs = times.training_jobs(tmp_path / "results" / "benchmarks", peak=1e9)
+    assert jobs["job"].to_list() == ["pretrain/natural/gpt2"] and jobs["gflop"][0] > 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import resource
 import sys
 import threading
 import time
@@ -181,6 +182,27 @@ def _size(path: Path) -> str:
 
         return f"{pq.read_metadata(path).num_rows} rows"
     return f"{path.stat().st_size} bytes"
+
+
+class JobClock:
+    """A job's wall and CPU seconds and peak memory since it was made, as a `benchmark:` file gives
+    them (the CPU of its threads and waited-for children), for a rule Snakemake will not benchmark (a
+    cached one): the job records them in its own output."""
+
+    def __init__(self):
+        self.started = time.perf_counter()
+        self.cpu_started = self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+                   for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+    def usage(self) -> dict:
+        """seconds, cpu_seconds and max_rss_mb (ru_maxrss is in KiB on Linux) so far."""
+        peak_kib = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        return {"seconds": time.perf_counter() - self.started, "cpu_seconds": self._cpu() - self.cpu_started,
+                "max_rss_mb": peak_kib / 1024}
 
 
 def configure(threads: int | None = None) -> str:

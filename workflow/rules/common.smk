@@ -23,7 +23,8 @@ from lengthgen.plan.models import RESOURCES, model_job
 from lengthgen.plan.tables import CATEGORIES
 from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM, FIGURES, FINETUNE,
                                   FINETUNE_CHECKPOINTS, ICL,
-                                  MECHANISM, REALISTIC, RESULTS, SCRATCH, SCRATCH_CHECKPOINTS, TABLES, benchmark_path,
+                                  MECHANISM, PRETRAIN, PRETRAIN_CHECKPOINTS, REALISTIC, RESULTS, SCRATCH,
+                                  SCRATCH_CHECKPOINTS, TABLES, benchmark_path,
                                   data_path, log_path, table_path)
 from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import run_writer

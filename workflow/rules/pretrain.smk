@@ -4,14 +4,15 @@
 
 rule pretrain:
     # Depends only on its parameters: shared between workflows with `--cache` (SNAKEMAKE_OUTPUT_CACHE).
-    # No `benchmark:` (Snakemake refuses it on a cached rule); the log has the run time per step.
+    # No `benchmark:` (Snakemake refuses it on a cached rule): the job records its own times in the
+    # summary's provenance, where `lengthgen runtimes` reads them.
     cache: "omit-software"
     output:
-        model=directory(f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/model"),
-        summary=f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/summary.parquet",
+        model=directory(f"{PRETRAIN}/model"),
+        summary=f"{PRETRAIN}/summary.parquet",
     params:
         section=lambda w: pretrain_section(config, w.architecture, w.corpus).as_config(),
-        checkpoint_dir=f"{RESULTS}/checkpoints/pretrain/{{corpus}}/{{architecture}}",
+        checkpoint_dir=PRETRAIN_CHECKPOINTS,
     log:
         log_path("pretrain", "{corpus}/{architecture}"),
     conda:

@@ -1,5 +1,7 @@
 """Where a run's time went, from the `benchmark:` files Snakemake writes for every training and
-prediction job (results/benchmarks/{rule}/...): the run times docs/results.md quotes come from here.
+prediction job (results/benchmarks/{rule}/...) and, for pretraining (a cached rule, which Snakemake
+will not benchmark), the times each job recorded in its summary's provenance
+(`PRETRAIN`/summary.parquet): the run times docs/results.md quotes come from here.
 For training jobs, also whether that time did useful work: FLOPs estimated from the token counts
 in each job's history, per CPU second against this machine's measured matmul peak, and padding."""
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..plan.paths import CORPUS_FINETUNE, FINETUNE, RESULTS, SCRATCH
+from ..plan.paths import CORPUS_FINETUNE, FINETUNE, PRETRAIN, RESULTS, SCRATCH
 from ..records.tables import read_provenance
 
 # Snakemake's log stamps each job event as "[Wed Dec  2 18:12:29 2026]"
@@ -22,6 +24,7 @@ _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", re.MULTILI
 # Rules that write a training history, and the folder of their jobs' outputs: below the rule, a
 # benchmark's path mirrors the job's wildcards, so `{folder}/{that path}/training.parquet` is its history.
 TRAINING_OUTPUTS = {"scratch_train": SCRATCH, "finetune_train": FINETUNE, "corpus_finetune_train": CORPUS_FINETUNE}
+PRETRAIN_RULE = "pretrain"  # times itself: one row per summary under results/pretrain
 STACK_RULE = "scratch_stack"  # benchmark {task}_{mirror}/{pe}: one job trained every seed of both tasks
 WORK_COLUMNS = ("gflop", "gflop_per_cpu_s", "gflop_per_s", "peak_pct", "padded_pct")
 
@@ -86,22 +89,49 @@ def job_work(folder: Path, rule: str, job: Path) -> dict:
     on_cpu = True
     for path in histories:
         try:
-            record = read_provenance(path)
+            work = record_work(read_provenance(path))
         except (OSError, ValueError):
             return none
-        run_flops = training_flops(record)
-        if run_flops is None or not isinstance(record.get("padded_tokens"), int):
+        if work["flops"] is None:
             return none
-        flops, tokens, padded = flops + run_flops, tokens + record["tokens"], padded + record["padded_tokens"]
-        on_cpu = on_cpu and record.get("device") == "cpu"
+        flops, tokens, padded = flops + work["flops"], tokens + work["tokens"], padded + work["padded_tokens"]
+        on_cpu = on_cpu and work["on_cpu"]
     return {"flops": flops, "tokens": tokens, "padded_tokens": padded, "on_cpu": on_cpu}
 
 
-def benchmarked_jobs(folder: str | Path = "results/benchmarks") -> pl.DataFrame:
-    """One row per benchmark file: rule, job, wall and CPU seconds, peak memory and, for a training
-    job whose history has them, its FLOPs and real and padded tokens (`job_work`)."""
-    folder = Path(folder)
+def record_work(record: dict) -> dict:
+    """`job_work`'s columns from one run's provenance (all None without the counts)."""
+    flops = training_flops(record)
+    if flops is None or not isinstance(record.get("padded_tokens"), int):
+        return {"flops": None, "tokens": None, "padded_tokens": None, "on_cpu": None}
+    return {"flops": flops, "tokens": record["tokens"], "padded_tokens": record["padded_tokens"],
+            "on_cpu": record.get("device") == "cpu"}
+
+
+def pretraining_jobs(folder: Path) -> list[dict]:
+    """`benchmarked_jobs`' rows for the pretraining jobs in the results beside `folder`, from the
+    times each recorded itself (a summary from before they did, or unreadable, is left out)."""
+    results = folder.parent
+    pretrain = PRETRAIN.removeprefix(f"{RESULTS}/")
     rows = []
+    for path in sorted(results.glob(pretrain.format(corpus="*", architecture="*") + "/summary.parquet")):
+        try:
+            record = read_provenance(path)
+            seconds, cpu, rss = (float(record[k]) for k in ("seconds", "cpu_seconds", "max_rss_mb"))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        job = path.parent.relative_to(results / pretrain.split("/{")[0])
+        rows.append({"rule": PRETRAIN_RULE, "job": f"{PRETRAIN_RULE}/{job.as_posix()}", "seconds": seconds,
+                     "cpu_seconds": cpu, "max_rss_mb": rss, **record_work(record)})
+    return rows
+
+
+def benchmarked_jobs(folder: str | Path = "results/benchmarks") -> pl.DataFrame:
+    """One row per benchmark file and per pretraining job (`pretraining_jobs`): rule, job, wall and
+    CPU seconds, peak memory and, for a training job whose history has them, its FLOPs and real and
+    padded tokens (`job_work`)."""
+    folder = Path(folder)
+    rows = pretraining_jobs(folder)
     for path in sorted(folder.rglob("*.tsv")):
         frame = pl.read_csv(path, separator="\t", null_values=["-", "NA"])
         relative = path.relative_to(folder)
@@ -110,7 +140,7 @@ def benchmarked_jobs(folder: str | Path = "results/benchmarks") -> pl.DataFrame:
                      "seconds": float(frame["s"][-1]), "cpu_seconds": float(frame["cpu_time"][-1] or 0.0),
                      "max_rss_mb": float(frame["max_rss"][-1] or 0.0), **job_work(folder, rule, job)})
     if not rows:
-        raise ValueError(f"no benchmark files under {folder}")
+        raise ValueError(f"no benchmark files under {folder} and no timed pretraining beside it")
     schema = {"rule": pl.String, "job": pl.String, "seconds": pl.Float64, "cpu_seconds": pl.Float64,
               "max_rss_mb": pl.Float64, "flops": pl.Float64, "tokens": pl.Float64, "padded_tokens": pl.Float64,
               "on_cpu": pl.Boolean}
@@ -140,7 +170,7 @@ def runtimes(folder: str | Path = "results/benchmarks", peak: float | None = Non
 
 def training_jobs(folder: str | Path = "results/benchmarks", peak: float | None = None) -> pl.DataFrame:
     """`runtimes`' work columns for each benchmarked training job, to find the one that wastes it."""
-    jobs = benchmarked_jobs(folder).filter(pl.col("rule").is_in([*TRAINING_OUTPUTS, STACK_RULE]))
+    jobs = benchmarked_jobs(folder).filter(pl.col("rule").is_in([*TRAINING_OUTPUTS, STACK_RULE, PRETRAIN_RULE]))
     return (jobs.with_columns(_counted=pl.col("flops").is_not_null(), _flops="flops", _cpu="cpu_seconds",
                               _wall="seconds", _tokens="tokens", _padded="padded_tokens", _on_cpu="on_cpu")
             .with_columns(**_work(peak)).with_columns(**_peak(peak))
