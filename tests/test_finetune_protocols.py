@@ -5,6 +5,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import polars as pl
+import pyarrow as pa
 import pytest
 import yaml
 
@@ -255,3 +256,42 @@ def protocol_seeds_of(config, protocol):
     from lengthgen.config.sections import protocol_seeds
 
     return protocol_seeds(config, protocol)
+
+
+def test_a_study_run_in_parts_is_judged_across_all_its_protocols(tmp_path, capsys):
+    """Two parts, each with its own protocols: the combined table has every row once and judges
+    `across_protocols` again over both (a verdict that differs between parts depends on the protocol);
+    a protocol in two parts is one error; each part's record is named."""
+    from lengthgen.cli import main
+    from lengthgen.finetune.robustness import DEPENDS, HOLDS, ONE, write_finetune_robustness
+    from lengthgen.records.tables import read_provenance
+
+    full = {"full-budget": LENGTHS["default"]}
+    parts = {"lengths": (LENGTHS, [finding_row("tiny", "NRFirst", "NLFirst", "21-40", "contradicted"),
+                                   finding_row("tiny/paper-lengths", "NRFirst", "NLFirst", "51-100", "shown"),
+                                   finding_row("tiny", "UF", "UB", "13-25", "contradicted")]),
+             "training": (full, [finding_row("tiny/full-budget", "NRFirst", "NLFirst", "21-40", "shown"),
+                                 finding_row("tiny/full-budget", "UF", "UB", "13-25", "contradicted"),
+                                 finding_row("tiny/full-budget", "UF", "UB", "26-50", "shown")])}
+    paths = []
+    for name, (protocols, rows) in parts.items():
+        (tmp_path / name).mkdir()
+        findings, accuracies = tmp_path / name / "findings.parquet", tmp_path / name / "finetune.parquet"
+        write_parquet(pa.Table.from_pylist(rows), findings, Provenance({"part": name}).record())
+        write_parquet(pa.table({"system": ["tiny"], "task": ["UF"], "bin": ["13-25"], "accuracy_std": [0.1]}),
+                      accuracies, Provenance({"part": name}).record())
+        outputs = SimpleNamespace(parquet=tmp_path / name / "robustness.parquet", markdown=tmp_path / name / "r.md")
+        write_finetune_robustness(findings, accuracies, protocols, ["tiny"], Provenance({"part": name}), outputs)
+        paths.append(str(outputs.parquet))
+    assert main(["robustness", str(tmp_path / "combined"), *paths]) == 0
+    table = pl.read_parquet(tmp_path / "combined.parquet")
+    rows = {(r["protocol"], r["first"], r["beyond"]): r["across_protocols"] for r in table.iter_rows(named=True)}
+    assert rows == {("default", "NRFirst", 1): DEPENDS, ("paper-lengths", "NRFirst", 1): DEPENDS,
+                    ("full-budget", "NRFirst", 1): DEPENDS, ("default", "UF", 1): HOLDS,
+                    ("full-budget", "UF", 1): HOLDS, ("full-budget", "UF", 2): ONE}
+    markdown = (tmp_path / "combined.md").read_text()
+    assert "| default | paper-lengths | full-budget |" in markdown and markdown.count("robustness.parquet: config hash") == 2
+    assert [p["table"] for p in read_provenance(tmp_path / "combined.parquet")["config"]["parts"]] == paths
+    assert main(["robustness", str(tmp_path / "again"), paths[0], paths[0]]) == 2
+    assert "protocol 'default' is in two parts" in capsys.readouterr().err
+    assert not (tmp_path / "again.parquet").exists()

@@ -1,4 +1,5 @@
-"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`, `findings`, `config-reference`."""
+"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`, `findings`, `robustness`,
+`config-reference`."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def main(argv=None) -> int:
     check.add_argument("--configfile", help="the config the project ran with, repeated in the rebuild command")
     found = commands.add_parser("findings", help="print which of the paper's findings a finished run shows")
     found.add_argument("file", nargs="?", default="results/tables/findings.parquet")
+    combine = commands.add_parser("robustness", help="combine the finding-3 robustness tables of a study run in parts "
+                                                     "(each its own protocols) into one, judged across all of them")
+    combine.add_argument("out", help="the combined table's path without suffix (writes .parquet and .md)")
+    combine.add_argument("parts", nargs="+", help="each part's finetune_robustness.parquet")
     commands.add_parser("config-reference", help="print the config reference (docs/config.md), made from the schema")
     args = parser.parse_args(argv)
     if args.command == "config-reference":
@@ -36,6 +41,15 @@ def main(argv=None) -> int:
         return 0
     if args.command == "findings":
         return print_findings(args.file)
+    if args.command == "robustness":
+        from .finetune.robustness import write_combined_robustness
+
+        try:
+            write_combined_robustness(args.parts, args.out)
+        except (OSError, ValueError) as error:
+            print(f"lengthgen: {error}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "verify":
         from pathlib import Path
 

@@ -34,10 +34,17 @@ def beyond_place(bins: list[str], train_lengths: str, length_bin: str) -> int | 
     return beyond.index(length_bin) + 1 if length_bin in beyond else None
 
 
-def robustness_table(findings: pl.DataFrame, accuracies: pl.DataFrame, protocols: dict[str, dict],
-                     models) -> pl.DataFrame:
+ROW_SCHEMA = {"claim": pl.String, "kind": pl.String, "first": pl.String, "second": pl.String, "model": pl.String,
+              "protocol": pl.String, "beyond": pl.Int64, "bin": pl.String, "train_lengths": pl.String,
+              "seeds": pl.Int64, "first_value": pl.Float64, "first_std": pl.Float64, "second_value": pl.Float64,
+              "second_std": pl.Float64, "difference": pl.Float64, "difference_low": pl.Float64,
+              "difference_high": pl.Float64, "verdict": pl.String}
+
+
+def robustness_rows(findings: pl.DataFrame, accuracies: pl.DataFrame, protocols: dict[str, dict],
+                    models) -> pl.DataFrame:
     """One row per (claim, comparison, place beyond training, protocol): the two sides' mean ± std
-    over seeds, the difference with its interval, the verdict, and `across_protocols`."""
+    over seeds, the difference with its interval and the verdict."""
     system_of = {system_label(m, p): (m, p) for m in models for p in protocols}
     spread = {(r["system"], r["task"], r["bin"]): r["accuracy_std"] for r in accuracies.iter_rows(named=True)}
     rows = []
@@ -56,21 +63,66 @@ def robustness_table(findings: pl.DataFrame, accuracies: pl.DataFrame, protocols
             "second_value": r["second_value"], "second_std": spread.get((r["system"], r["second"], r["length"])),
             "difference": r["difference"], "difference_low": r["difference_low"],
             "difference_high": r["difference_high"], "verdict": r["verdict"]})
-    schema = {"claim": pl.String, "kind": pl.String, "first": pl.String, "second": pl.String, "model": pl.String,
-              "protocol": pl.String, "beyond": pl.Int64, "bin": pl.String, "train_lengths": pl.String,
-              "seeds": pl.Int64, "first_value": pl.Float64, "first_std": pl.Float64, "second_value": pl.Float64,
-              "second_std": pl.Float64, "difference": pl.Float64, "difference_low": pl.Float64,
-              "difference_high": pl.Float64, "verdict": pl.String}
-    table = pl.DataFrame(rows, schema=schema)
+    return pl.DataFrame(rows, schema=ROW_SCHEMA)
+
+
+def with_agreement(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with `across_protocols`: whether each comparison's verdict, at its place beyond
+    training, is the same under every protocol that judged it."""
     key = ["claim", "first", "second", "model", "beyond"]
     judged = pl.col("verdict").filter(~pl.col("verdict").is_in(UNJUDGED))
-    across = table.group_by(key).agg(judged.n_unique().alias("_verdicts"), judged.len().alias("_protocols"))
-    return (table.join(across, on=key, how="left")
+    across = rows.group_by(key).agg(judged.n_unique().alias("_verdicts"), judged.len().alias("_protocols"))
+    return (rows.join(across, on=key, how="left")
             .with_columns(pl.when(pl.col("_protocols") == 0).then(pl.lit(NONE))
                           .when(pl.col("_protocols") == 1).then(pl.lit(ONE))
                           .when(pl.col("_verdicts") == 1).then(pl.lit(HOLDS))
                           .otherwise(pl.lit(DEPENDS)).alias("across_protocols"))
             .drop("_verdicts", "_protocols"))
+
+
+def robustness_table(findings: pl.DataFrame, accuracies: pl.DataFrame, protocols: dict[str, dict],
+                     models) -> pl.DataFrame:
+    """`robustness_rows` with `across_protocols` (`with_agreement`)."""
+    return with_agreement(robustness_rows(findings, accuracies, protocols, models))
+
+
+def combined_robustness(paths) -> tuple[pl.DataFrame, list[str], dict]:
+    """The robustness tables of a study run in parts (each part's own protocols, written by its
+    run) as one: their rows, `across_protocols` judged again over all of them, the protocols in the
+    order the parts give them, and a provenance naming each part's table and record. A protocol in
+    two parts is an error: which part's verdict to keep is not this function's choice."""
+    from ..records.tables import read_provenance
+
+    frames, parts, order = [], [], []
+    for path in paths:
+        frame = read_frame(path)
+        for protocol in frame.get_column("protocol").unique(maintain_order=True):
+            if protocol in order:
+                raise ValueError(f"protocol {protocol!r} is in two parts (the second: {path})")
+            order.append(protocol)
+        frames.append(frame.select(list(ROW_SCHEMA)).cast(ROW_SCHEMA))
+        record = read_provenance(path)
+        parts.append({"table": str(path), **{k: record.get(k) for k in ("config_hash", "code_version", "git_commit",
+                                                                        "created_utc", "device")}})
+    if not frames:
+        raise ValueError("no robustness tables to combine")
+    provenance = Provenance({"parts": parts}).record(device=",".join(sorted({p["device"] or "?" for p in parts})))
+    return with_agreement(pl.concat(frames)), order, provenance
+
+
+def write_combined_robustness(paths, out_stem) -> None:
+    """`combined_robustness` written as OUT_STEM.parquet and .md (the command shipping a study that
+    ran in parts uses)."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    table, protocols, provenance = combined_robustness(paths)
+    stem = Path(out_stem)
+    parts = [f"- {p['table']}: config hash {p['config_hash']}, code {p['code_version']}, {p['created_utc']}"
+             for p in provenance["config"]["parts"]]
+    markdown = robustness_markdown(table, protocols, provenance) + "\nCombined from the parts:\n\n" + "\n".join(parts) + "\n"
+    write_table(table, SimpleNamespace(parquet=stem.with_suffix(".parquet"), markdown=stem.with_suffix(".md")),
+                provenance, markdown=markdown)
 
 
 def _side(value, std) -> str:
