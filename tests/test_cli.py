@@ -97,7 +97,7 @@ def test_runtimes_ends_with_the_wall_time_of_the_last_run(tmp_path, capsys, monk
 def test_runtimes_of_a_folder_without_benchmarks_says_so(tmp_path):
     run = lengthgen("runtimes", str(tmp_path))
     assert run.returncode == 2 and run.stdout == ""
-    assert run.stderr == f"lengthgen: no benchmark files under {tmp_path}\n"
+    assert run.stderr == f"lengthgen: no benchmark files under {tmp_path} and no timed pretraining beside it\n"
 
 
 def test_verify_outside_a_workflow_directory_says_where_to_run_it(tmp_path):
@@ -111,4 +111,4 @@ def test_a_missing_or_unknown_subcommand_is_a_usage_error():
         run = lengthgen(*args)
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr.startswith("usage: lengthgen ")
-        assert "{provenance,runtimes,verify,findings,config-reference}" in run.stderr
+        assert "{provenance,runtimes,verify,findings,robustness,config-reference}" in run.stderr
