@@ -36,7 +36,8 @@ def test_the_corpora_experiment_end_to_end(tmp_path):
     history = pl.read_parquet(results / "corpora" / "finetune" / "tiny_balanced" / "UB" / "seed0" / "training.parquet")
     assert history["step"].max() == 2  # the short fine-tuning's steps, not the stage's 50
     statistics = pl.read_parquet(results / "tables" / "corpus_statistics.parquet")
-    assert statistics["corpus"].to_list() == ["natural", "natural", "balanced", "balanced", "reversed", "reversed"]
+    assert statistics["corpus"].to_list() == ["natural"] * 4 + ["balanced"] * 4 + ["reversed"] * 4  # 2 ns x 16, 32
+    assert statistics["window"].to_list() == [16, 32] * 6
     pairs = pl.read_parquet(results / "tables" / "corpus_pairs.parquet")
     assert "tiny_balanced vs tiny_natural" in set(pairs["model"]) and "tiny_reversed" in set(pairs["model"])
     findings = pl.read_parquet(results / "tables" / "findings.parquet").filter(pl.col("finding") == 7)

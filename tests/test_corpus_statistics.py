@@ -31,13 +31,15 @@ def brute_force(text: str, n: int, window: int) -> dict:
 
 def test_a_forward_repeat_is_counted_once_per_position():
     # abc bcX cXX XXa Xab abc: only the first abc is followed by itself.
-    assert row("abcXXabc", 3) == {"n": 3, "window": 256, "positions": 6, "forward": 1 / 6, "backward": 0.0,
+    assert row("abcXXabc", 3) == {"n": 3, "window": 256, "positions": 6, "forward_count": 1, "backward_count": 0,
+                                  "forward": 1 / 6, "backward": 0.0,
                                   "forward_to_backward": None}
 
 
 def test_a_backward_repeat_needs_the_reversal_after_the_gram_without_overlap():
     # abc -> cba at 5 and bcX -> Xcb at 4 count; cXX -> XXc at 3 overlaps it (3 < 2 + 3).
-    assert row("abcXXcba", 3) == {"n": 3, "window": 256, "positions": 6, "forward": 0.0, "backward": 2 / 6,
+    assert row("abcXXcba", 3) == {"n": 3, "window": 256, "positions": 6, "forward_count": 0, "backward_count": 2,
+                                  "forward": 0.0, "backward": 2 / 6,
                                   "forward_to_backward": 0.0}
 
 
@@ -53,7 +55,8 @@ def test_palindromes_are_left_out_of_both_counts():
 
 def test_overlapping_copies_are_not_repeats():
     # abab at 0 and at 2 overlap, and so do abab and its reversal baba at 1.
-    assert row("ababab", 4) == {"n": 4, "window": 256, "positions": 3, "forward": 0.0, "backward": 0.0,
+    assert row("ababab", 4) == {"n": 4, "window": 256, "positions": 3, "forward_count": 0, "backward_count": 0,
+                                "forward": 0.0, "backward": 0.0,
                                 "forward_to_backward": None}
     # ab(0) -> ab(2) touches without overlapping and counts; ba at 1 overlaps ab at 0 and does not.
     result = row("abab", 2)
@@ -83,9 +86,26 @@ def test_matches_the_definition_on_random_text(seed, n):
         assert {k: result[k] for k in expected} == pytest.approx(expected), window
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_repeats_by_distance_are_the_single_window_counts_at_each_distance(seed):
+    """One pass gives every window: each row equals the statistics of that window alone, counts
+    rise with the window, and a distance at or past `window` is not a row of its own."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice("abcd") for _ in range(600))
+    table = repeat_statistics(text, (2, 3), window=64, distances=(40, 8, 16, 64, 100))
+    assert table.select("n", "window").rows() == [(n, w) for n in (2, 3) for w in (8, 16, 40, 64)]
+    for r in table.iter_rows(named=True):
+        alone = row(text, r["n"], r["window"])
+        assert r == alone and r["forward_count"] == round(r["forward"] * r["positions"])
+    for n in (2, 3):
+        counts = table.filter(pl.col("n") == n)["backward_count"].to_list()
+        assert counts == sorted(counts) and counts[0] < counts[-1]
+
+
 def test_the_ratio_and_the_table_shape():
     table = repeat_statistics("abcXXabcXXcba", (2, 3, 4), window=16)
-    assert table.columns == ["n", "window", "positions", "forward", "backward", "forward_to_backward"]
+    assert table.columns == ["n", "window", "positions", "forward_count", "backward_count", "forward", "backward",
+                             "forward_to_backward"]
     assert table["n"].to_list() == [2, 3, 4]
     for r in table.iter_rows(named=True):
         if r["backward"]:
@@ -95,10 +115,12 @@ def test_the_ratio_and_the_table_shape():
 
 def test_corpus_statistics_stacks_one_table_per_corpus():
     texts = {"one": "abcXXabc", "two": "abcXXcba"}
-    table = corpus_statistics(texts, (2, 3), window=64)
-    assert table.columns[0] == "corpus"
-    assert table["corpus"].to_list() == ["one", "one", "two", "two"]
-    assert table.filter(pl.col("corpus") == "two").drop("corpus").equals(repeat_statistics(texts["two"], (2, 3), 64))
+    table = corpus_statistics(texts, (2, 3), window=64, reversed_shares={"two": 0.25})
+    assert table.columns[:3] == ["corpus", "chars", "reversed_share"]
+    assert table["corpus"].to_list() == ["one", "one", "two", "two"] and table["chars"].to_list() == [8] * 4
+    assert table["reversed_share"].to_list() == [None, None, 0.25, 0.25]
+    assert (table.filter(pl.col("corpus") == "two").drop("corpus", "chars", "reversed_share")
+            .equals(repeat_statistics(texts["two"], (2, 3), 64)))
 
 
 def test_write_corpus_statistics_builds_each_corpus_and_records_the_settings(tmp_path):
@@ -108,13 +130,14 @@ def test_write_corpus_statistics_builds_each_corpus_and_records_the_settings(tmp
     from lengthgen.settings import CorpusStatisticsSettings
 
     settings = {"corpora": ["natural", "balanced"], "corpus_chars": 5_000, "seed": 0, "ns": [2, 3], "window": 64,
-                "insertion": {"share": 0.25, "passage_chars": [8, 32], "gap_passages": [0, 8]}}
+                "distances": [16], "insertion": {"share": 0.25, "passage_chars": [8, 32], "gap_passages": [0, 8]}}
     outputs = SimpleNamespace(parquet=tmp_path / "stats.parquet", markdown=tmp_path / "stats.md")
     write_corpus_statistics(CorpusStatisticsSettings.from_config(settings), Provenance(settings), outputs)
     table = read_frame(outputs.parquet)
-    assert table["corpus"].to_list() == ["natural", "natural", "balanced", "balanced"]
+    assert table["corpus"].to_list() == ["natural"] * 4 + ["balanced"] * 4
+    assert table["chars"].to_list() == [5_000] * 8 and table["reversed_share"].to_list() == [None] * 4 + [0.5] * 4
     natural, balanced = (table.filter(pl.col("corpus") == name) for name in ("natural", "balanced"))
     assert natural["backward"].to_list() != balanced["backward"].to_list()  # each corpus is its own variant
-    assert table["window"].to_list() == [64] * 4 and table["seed"].to_list() == [0] * 4
+    assert table["window"].to_list() == [16, 64] * 4 and table["seed"].to_list() == [0] * 8
     assert read_provenance(outputs.parquet)["config"] == settings
     assert "# Corpus repeats" in outputs.markdown.read_text()

@@ -10,7 +10,7 @@ from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus
 from lengthgen.pretrain.statistics import repeat_statistics
 from lengthgen.pretrain.variants import CORPORA, insert_copies, split_passages, transform_document
-from lengthgen.settings import InsertionSettings
+from lengthgen.settings import INSERTED, InsertionSettings
 
 DEFAULT_INSERTION = InsertionSettings(0.25, [8, 32], [0, 8])
 CHARS = 300_000
@@ -43,7 +43,7 @@ def document_spans(max_chars: int) -> list[tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def corpora() -> dict[str, str]:
-    return {name: build_corpus(CHARS, corpus=name, seed=0, insertion=DEFAULT_INSERTION if name == "balanced" else None)
+    return {name: build_corpus(CHARS, corpus=name, seed=0, insertion=DEFAULT_INSERTION if name in INSERTED else None)
             for name in CORPORA}
 
 
@@ -204,3 +204,37 @@ def test_balanced_adds_backward_repeats_and_reversed_keeps_both_shares(corpora):
         assert flipped["backward"] == pytest.approx(plain["backward"], abs=0.002)
         assert mixed["backward"] > plain["backward"] + 0.1
         assert mixed["forward_to_backward"] < 0.8 * plain["forward_to_backward"]
+
+
+def test_forward_and_backward_only_insert_the_same_copies_one_way_each():
+    """Every reversed share draws the same passages, places and lengths: none reversed, all
+    reversed and any share between differ only in which copies are reversed."""
+    text = build_corpus(20_000)
+    outs = {share: insert_copies(text, random.Random(3), DEFAULT_INSERTION, share) for share in (0.0, 0.4, 1.0)}
+    (forward, b0, f0), (mixed, bm, fm), (backward, b1, f1) = outs[0.0], outs[0.4], outs[1.0]
+    assert b0 == 0 and f1 == 0 and f0 == b1 == bm + fm > 0 and 0 < bm < b1
+    assert len(forward) == len(mixed) == len(backward)
+    assert Counter(forward) == Counter(backward)  # the same characters: only their order in copies differs
+
+
+def test_every_corpus_is_the_same_size_when_corpus_chars_is_set(corpora):
+    assert {name: len(text) for name, text in corpora.items()} == dict.fromkeys(CORPORA, CHARS)
+    assert corpora["forward-only"] != corpora["backward-only"] != corpora["natural"]
+
+
+def test_balance_solves_the_reversed_share_that_equalises_the_counted_repeats():
+    """Counted in the final text: as many backward as forward 4-gram repeats (to 0.5%); natural text
+    repeats forwards, so the share is high and alternating copies do not balance; copies too few to
+    balance even all reversed stop with the setting to raise."""
+    from lengthgen.pretrain.corpus import built_corpus
+
+    balance = InsertionSettings(0.5, (8, 32), (0, 8), reversed="balance")
+    text, share = built_corpus(CHARS, corpus="balanced", insertion=balance)
+    counts = repeat_statistics(text, (4,), 256).row(0, named=True)
+    assert counts["backward_count"] == pytest.approx(counts["forward_count"], rel=0.005)
+    assert 0.6 < share < 1 and len(text) == CHARS
+    alternate, half = built_corpus(CHARS, corpus="balanced", insertion=InsertionSettings(0.5, (8, 32), (0, 8)))
+    old = repeat_statistics(alternate, (4,), 256).row(0, named=True)
+    assert half == 0.5 and old["forward_count"] > 1.2 * old["backward_count"]
+    with pytest.raises(ValueError, match=r"pretrain.insertion.share 0.05 cannot balance .* raise pretrain.insertion.share"):
+        built_corpus(CHARS, corpus="balanced", insertion=InsertionSettings(0.05, (8, 32), (0, 8), reversed="balance"))

@@ -199,6 +199,12 @@ class FinetuneEvalSettings(Settings):
     precision: str
 
 
+# The corpus variants that insert copies (lengthgen.pretrain.variants), each with the share of its
+# copies it reverses (None: the balanced corpus's, chosen by `InsertionSettings.reversed`); here, below
+# the config layer, because which pretraining jobs depend on the insertion settings follows from it.
+INSERTED = FrozenMap({"balanced": None, "forward-only": 0.0, "backward-only": 1.0})
+
+
 @dataclass(frozen=True)
 class InsertionSettings(Settings):
     """Where the balanced corpus puts its copies (`pretrain.variants`)."""
@@ -206,6 +212,9 @@ class InsertionSettings(Settings):
     share: float  # the share of passages followed by a copy
     passage_chars: tuple[int, ...]  # [low, high]: the length of a passage, drawn uniformly
     gap_passages: tuple[int, ...]  # [low, high]: how many passages later the copy goes
+    reversed: str = "alternate"  # which copies the balanced corpus reverses: every other, or the share that balances
+    balance_n: int = 4  # the n-grams whose forward and backward repeats `balance` equalises
+    balance_window: int = 256  # ... within this many characters
 
 
 @dataclass(frozen=True)
@@ -235,6 +244,7 @@ class CorpusStatisticsSettings(Settings):
     insertion: InsertionSettings
     ns: tuple[int, ...]
     window: int
+    distances: tuple[int, ...] = ()  # shorter windows: the repeats by distance
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ torch), so the Snakefile can call them while it plans the grid."""
 
 from __future__ import annotations
 
-from ..settings import PretrainSettings, TrainSettings
+from ..settings import INSERTED, PretrainSettings, TrainSettings
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.lengths import bins_beyond
 
@@ -153,4 +153,4 @@ def pretrain_section(config: dict, architecture: str, corpus: str = "natural") -
     pretrain = config["pretrain"]
     section = {k: v for k, v in pretrain.items() if k not in ("enabled", "architectures", "corpora", "insertion")}
     return PretrainSettings.from_config({**section, "architecture": architecture, "corpus": corpus,
-                                         **({"insertion": pretrain["insertion"]} if corpus == "balanced" else {})})
+                                         **({"insertion": pretrain["insertion"]} if corpus in INSERTED else {})})

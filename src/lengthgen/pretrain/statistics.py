@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ..records.provenance import Provenance
 from ..settings import CorpusStatisticsSettings
 
-SCHEMA = {"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward": pl.Float64, "backward": pl.Float64,
+SCHEMA = {"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward_count": pl.Int64,
+          "backward_count": pl.Int64, "forward": pl.Float64, "backward": pl.Float64,
           "forward_to_backward": pl.Float64}
 
 
@@ -62,20 +63,23 @@ def _reversed_keys(keys: np.ndarray, size: int, n: int) -> np.ndarray:
     return backwards
 
 
-def _hits(keys: np.ndarray, stride: int, query: np.ndarray, stop: np.ndarray) -> np.ndarray:
-    """Whether the n-gram of each query (id * stride + first allowed position) occurs at a position
-    from there to `stop`. `keys` is the sorted id * stride + position of every occurrence, so the
-    first occurrence at or after the query is one binary search away (sorted queries: fast)."""
+def _nearest(keys: np.ndarray, stride: int, query: np.ndarray) -> np.ndarray:
+    """The position of the first occurrence of each query's n-gram (query: id * stride + first
+    allowed position) at or after that position; -1 where there is none. `keys` is the sorted
+    id * stride + position of every occurrence, so it is one binary search away (sorted queries: fast)."""
     found = np.searchsorted(keys, query)
     hit = keys[np.minimum(found, len(keys) - 1)]
-    return (found < len(keys)) & (hit // stride == query // stride) & (hit % stride <= stop)
+    return np.where((found < len(keys)) & (hit // stride == query // stride), hit % stride, -1)
 
 
-def _repeat_row(codes: np.ndarray, size: int, n: int, window: int) -> dict:
+def _repeat_rows(codes: np.ndarray, size: int, n: int, windows: tuple[int, ...]) -> list[dict]:
+    """One row per window: the n-gram positions followed by a repeat ending within it. The nearest
+    repeat of each position is found once; a wider window only counts more of them."""
     m = len(codes) - n + 1
-    row = dict.fromkeys(SCHEMA) | {"n": n, "window": window, "positions": 0}
+    empty = [dict.fromkeys(SCHEMA) | {"n": n, "window": w, "positions": 0, "forward_count": 0, "backward_count": 0}
+             for w in windows]
     if m <= 0:
-        return row
+        return empty
     position_keys = _gram_keys(codes, size, n)
     # Every occurrence in (n-gram, position) order, the n-grams as dense ids, so that
     # id * stride + position stays inside int64; stride > every position + n: no carry into the id.
@@ -94,24 +98,35 @@ def _repeat_row(codes: np.ndarray, size: int, n: int, window: int) -> dict:
     reversed_id = np.where(grams[slot] == reversal, slot, -1)  # -1: the reversal never occurs
     counted = (reversal != grams)[ids]  # palindromes are both forward and backward repeats: left out
     del grams, reversal, slot
-    stop = positions + window - n
-    forward = int((_hits(keys, stride, keys + n, stop) & counted).sum())  # the queries keep the keys' order
+    # how far past its own start each counted position's nearest repeat ends (-1: none)
+    forward_at = _nearest(keys, stride, keys + n)[counted]  # the queries keep the keys' order
+    forward_reach = np.where(forward_at >= 0, forward_at + n - positions[counted], -1)
     target = reversed_id[ids]
     wanted = counted & (target >= 0)
-    query = np.sort(target[wanted] * stride + positions[wanted] + n)
-    backward = int(_hits(keys, stride, query, query % stride - 2 * n + window).sum())
+    query = target[wanted] * stride + positions[wanted] + n
+    order = np.argsort(query, kind="stable")
+    backward_at = np.empty(len(query), dtype=np.int64)
+    backward_at[order] = _nearest(keys, stride, query[order])
+    backward_reach = np.where(backward_at >= 0, backward_at + n - positions[wanted], -1)
     total = int(counted.sum())
-    row["positions"] = total
-    if total:
-        row["forward"] = forward / total
-        row["backward"] = backward / total
-        row["forward_to_backward"] = row["forward"] / row["backward"] if row["backward"] else None
-    return row
+    rows = []
+    for row, window in zip(empty, windows):
+        forward = int(((forward_reach >= 0) & (forward_reach <= window)).sum())
+        backward = int(((backward_reach >= 0) & (backward_reach <= window)).sum())
+        row.update(positions=total, forward_count=forward, backward_count=backward)
+        if total:
+            row["forward"], row["backward"] = forward / total, backward / total
+            row["forward_to_backward"] = forward / backward if backward else None
+        rows.append(row)
+    return rows
 
 
-def repeat_statistics(text: str, ns: Iterable[int] = (2, 3, 4), window: int = 256) -> pl.DataFrame:
-    """Per n, the share of (non-palindromic) n-gram positions followed within `window` characters
-    by the same n-gram (`forward`) and by its reversal (`backward`), and forward / backward.
+def repeat_statistics(text: str, ns: Iterable[int] = (2, 3, 4), window: int = 256,
+                      distances: Iterable[int] = ()) -> pl.DataFrame:
+    """Per n and per window (each of `distances` below `window`, then `window`: the repeats by
+    distance, cumulative), the (non-palindromic) n-gram positions followed within that many
+    characters by the same n-gram (`forward_count`) and by its reversal (`backward_count`), their
+    shares of the positions (`forward`, `backward`) and forward / backward.
 
     Palindromic n-grams are excluded from both shares and from `positions`: they would count as
     both directions at once. A repeat must start after the n-gram ends (in "ababab" the 4-gram
@@ -120,21 +135,29 @@ def repeat_statistics(text: str, ns: Iterable[int] = (2, 3, 4), window: int = 25
     with no positions, the ratio null where backward is 0. Vectorised (one sort and binary
     searches), O(N log N) per n."""
     codes, size = _codes(text)
-    return pl.DataFrame([_repeat_row(codes, size, n, window) for n in ns], schema=SCHEMA)
+    windows = tuple(sorted({d for d in distances if d < window})) + (window,)
+    return pl.DataFrame([row for n in ns for row in _repeat_rows(codes, size, n, windows)], schema=SCHEMA)
 
 
-def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), window: int = 256) -> pl.DataFrame:
-    """`repeat_statistics` of each named corpus, stacked, the corpus name first."""
-    ns = tuple(ns)
-    return pl.concat([repeat_statistics(text, ns, window).select(pl.lit(name).alias("corpus"), pl.all())
+def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), window: int = 256,
+                      distances: Iterable[int] = (), reversed_shares: dict[str, float | None] | None = None
+                      ) -> pl.DataFrame:
+    """`repeat_statistics` of each named corpus, stacked, the corpus name first, then its size in
+    characters and the share of its inserted copies that are reversed (null without copies), so
+    that the table shows the corpora the same size and what each inserted."""
+    ns, distances, shares = tuple(ns), tuple(distances), reversed_shares or {}
+    return pl.concat([repeat_statistics(text, ns, window, distances)
+                      .select(pl.lit(name).alias("corpus"), pl.lit(len(text)).alias("chars"),
+                              pl.lit(shares.get(name), dtype=pl.Float64).alias("reversed_share"), pl.all())
                       for name, text in texts.items()])
 
 
-def corpus_text(name: str, settings: CorpusStatisticsSettings) -> str:
-    """One corpus variant's text as the pretrain stage builds it from these settings."""
-    from .corpus import build_corpus
+def corpus_text(name: str, settings: CorpusStatisticsSettings) -> tuple[str, float | None]:
+    """One corpus variant's text as the pretrain stage builds it from these settings, and the share
+    of its copies that are reversed (`corpus.built_corpus`)."""
+    from .corpus import built_corpus
 
-    return build_corpus(settings.corpus_chars, corpus=name, seed=settings.seed, insertion=settings.insertion)
+    return built_corpus(settings.corpus_chars, corpus=name, seed=settings.seed, insertion=settings.insertion)
 
 
 def write_corpus_statistics(settings: CorpusStatisticsSettings, provenance: Provenance, outputs) -> None:
@@ -142,7 +165,8 @@ def write_corpus_statistics(settings: CorpusStatisticsSettings, provenance: Prov
     config slice, recorded only; outputs: a rule's outputs (parquet, markdown)."""
     from ..records.tables import write_table
 
-    texts = {name: corpus_text(name, settings) for name in settings.corpora}
-    table = corpus_statistics(texts, settings.ns, settings.window)
+    built = {name: corpus_text(name, settings) for name in settings.corpora}
+    table = corpus_statistics({name: text for name, (text, _) in built.items()}, settings.ns, settings.window,
+                              settings.distances, {name: share for name, (_, share) in built.items()})
     write_table(table, outputs, provenance.record(seed=settings.seed),
                 title=f"Corpus repeats: forward vs backward n-gram repeats within {settings.window} characters")

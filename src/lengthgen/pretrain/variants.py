@@ -8,9 +8,16 @@ pretrain stage can train the same model on a changed corpus, one document at a t
   repeat in the same direction (the reversal of "ab..ab" is "ba..ba"), so the direction
   statistic is unchanged; what flips is the direction of the language itself. The control: a
   preference that follows the repeats survives it, one that follows the language would not.
-- `balanced`: a share of passages is copied a few passages later, alternately reversed and as it
-  was, so the text gains as many backward copies as forward repeats (the same amount of each).
-  Only here can a model learn that a backward copy follows a passage as often as a forward one.
+- `balanced`: a share of passages is copied a few passages later, some reversed and the others
+  as they were. With `insertion.reversed: alternate` every other copy is reversed (the shipped
+  corpus_balanced model's corpus): the text gains as many backward copies as forward ones, but
+  natural text already repeats forwards, so its backward repeats stay rarer. With `balance` the
+  share of reversed copies is solved for (corpus.py) so that the final text holds as many backward
+  as forward repeats of `balance_n`-grams: only then does a backward copy follow a passage as often
+  as a forward one.
+- `forward-only` and `backward-only`: the same copies (the same passages, places and lengths as
+  any `balance` corpus of these settings), none or all of them reversed: the controls that tell
+  more copying from more backward copying.
 
 Each transform is a pure function of (document, its index, seed), so a corpus is the same byte
 for byte on every run with the same interpreter.
@@ -20,9 +27,9 @@ from __future__ import annotations
 
 import random
 
-from ..settings import InsertionSettings
+from ..settings import INSERTED, InsertionSettings
 
-CORPORA = ("natural", "reversed", "balanced")
+CORPORA = ("natural", "reversed", *INSERTED)
 
 
 def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> list[str]:
@@ -36,9 +43,12 @@ def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> l
     return passages
 
 
-def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings) -> tuple[str, int, int]:
-    """`text` with a share of its passages copied a few passages later, the 1st, 3rd, 5th...
-    copy reversed and the others as they were. Returns (text, backward chars, forward chars)."""
+def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings,
+                  reversed_share: float | None = None) -> tuple[str, int, int]:
+    """`text` with a share of its passages copied a few passages later: with `reversed_share`
+    None the 1st, 3rd, 5th... copy reversed and the others as they were; else each copy reversed
+    with that probability, drawn for every copy whatever the share, so that every share gives the
+    same passages, places and lengths. Returns (text, backward chars, forward chars)."""
     passages = split_passages(text, rng, insertion.passage_chars)
     after: dict[int, list[str]] = {}
     added = [0, 0]  # backward, forward
@@ -46,7 +56,10 @@ def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings) -
     for index, passage in enumerate(passages):
         if len(passage) < insertion.passage_chars[0] or rng.random() >= insertion.share:
             continue
-        backward = copies % 2 == 0
+        if reversed_share is None:
+            backward = copies % 2 == 0
+        else:
+            backward = rng.random() < reversed_share
         copies += 1
         target = min(index + rng.randint(*insertion.gap_passages), len(passages) - 1)
         after.setdefault(target, []).append(passage[::-1] if backward else passage)
@@ -58,14 +71,21 @@ def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings) -
     return "".join(out), added[0], added[1]
 
 
-def transform_document(text: str, corpus: str, index: int, seed: int, insertion: InsertionSettings | None) -> str:
-    """One document of the named corpus variant."""
+def transform_document(text: str, corpus: str, index: int, seed: int, insertion: InsertionSettings | None,
+                       reversed_share: float | None = None) -> str:
+    """One document of the named corpus variant; `reversed_share`: the balanced corpus's share of
+    reversed copies where it is solved for (`insertion.reversed: balance`), else None."""
     if corpus == "natural":
         return text
     if corpus == "reversed":
         return text[::-1]
-    if corpus == "balanced":
+    if corpus in INSERTED:
         if insertion is None:
-            raise ValueError("the balanced corpus needs insertion settings")
-        return insert_copies(text, random.Random(f"{seed}:{index}"), insertion)[0]
+            raise ValueError(f"the {corpus} corpus needs insertion settings")
+        share = INSERTED[corpus]
+        if share is None and insertion.reversed == "balance":
+            if reversed_share is None:
+                raise ValueError("a balanced corpus with insertion.reversed 'balance' needs its solved reversed share")
+            share = reversed_share
+        return insert_copies(text, random.Random(f"{seed}:{index}"), insertion, share)[0]
     raise ValueError(f"unknown corpus variant {corpus!r}; known: {', '.join(CORPORA)}")
