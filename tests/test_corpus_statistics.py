@@ -6,7 +6,8 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
-from lengthgen.pretrain.statistics import corpus_statistics, repeat_statistics, write_corpus_statistics
+from lengthgen.pretrain.statistics import corpus_statistics, repeat_statistics
+from lengthgen.pretrain.statistics_table import write_corpus_statistics
 
 
 def row(text, n, window=256) -> dict:

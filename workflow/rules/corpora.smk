@@ -7,7 +7,7 @@
 # The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
 # stops the parse, not a job).
 from lengthgen.corpora.pairs import write_corpus_pairs
-from lengthgen.pretrain.statistics import write_corpus_statistics
+from lengthgen.pretrain.statistics_table import write_corpus_statistics
 
 
 # The pretraining summary shipped beside a model (its provenance holds the training history), for

@@ -19,14 +19,9 @@ later one, and it changes the n-grams across document boundaries.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
 import numpy as np
 import polars as pl
 
-if TYPE_CHECKING:
-    from ..records.provenance import Provenance
-from ..settings import CorpusStatisticsSettings
 
 SCHEMA = {"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward_count": pl.Int64,
           "backward_count": pl.Int64, "forward": pl.Float64, "backward": pl.Float64,
@@ -150,23 +145,3 @@ def corpus_statistics(texts: dict[str, str], ns: Iterable[int] = (2, 3, 4), wind
                       .select(pl.lit(name).alias("corpus"), pl.lit(len(text)).alias("chars"),
                               pl.lit(shares.get(name), dtype=pl.Float64).alias("reversed_share"), pl.all())
                       for name, text in texts.items()])
-
-
-def corpus_text(name: str, settings: CorpusStatisticsSettings) -> tuple[str, float | None]:
-    """One corpus variant's text as the pretrain stage builds it from these settings, and the share
-    of its copies that are reversed (`corpus.built_corpus`)."""
-    from .corpus import built_corpus
-
-    return built_corpus(settings.corpus_chars, corpus=name, seed=settings.seed, insertion=settings.insertion)
-
-
-def write_corpus_statistics(settings: CorpusStatisticsSettings, provenance: Provenance, outputs) -> None:
-    """The repeat statistics table of every corpus in `settings.corpora`; provenance: the rule's
-    config slice, recorded only; outputs: a rule's outputs (parquet, markdown)."""
-    from ..records.tables import write_table
-
-    built = {name: corpus_text(name, settings) for name in settings.corpora}
-    table = corpus_statistics({name: text for name, (text, _) in built.items()}, settings.ns, settings.window,
-                              settings.distances, {name: share for name, (_, share) in built.items()})
-    write_table(table, outputs, provenance.record(seed=settings.seed),
-                title=f"Corpus repeats: forward vs backward n-gram repeats within {settings.window} characters")
