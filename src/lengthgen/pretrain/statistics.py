@@ -19,9 +19,9 @@ later one, and it changes the n-grams across document boundaries.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 import numpy as np
 import polars as pl
-
 
 SCHEMA = {"n": pl.Int64, "window": pl.Int64, "positions": pl.Int64, "forward_count": pl.Int64,
           "backward_count": pl.Int64, "forward": pl.Float64, "backward": pl.Float64,
