@@ -46,21 +46,20 @@ check: setup
 embedded: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml --cores $(CORES)
 	rm -rf resources/embedded/gpt2 && mkdir -p resources/embedded
-	cp -r results/pretrain/natural/gpt2/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
-	cp results/pretrain/natural/gpt2/summary.parquet resources/embedded/gpt2.summary.parquet
+	cp -r results/pretrain/natural/gpt2/seed0/model resources/embedded/gpt2 && rm -f resources/embedded/gpt2/.snakemake_timestamp
+	cp results/pretrain/natural/gpt2/seed0/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
 
 # Remakes the corpora experiment's models (resources/corpora/): the pretrain stage on each corpus
-# variant, then a copy of each with its provenance (58 minutes for the three side by side on 2 CPU cores).
+# variant and pretraining seed of configs/corpora.yaml, then a copy of each with its provenance, as
+# resources/corpora/CORPUS/seedN/ (about 40 CPU-minutes a model on 2 CPU cores).
 corpora: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml configs/corpora.yaml --cores $(CORES)
-	for corpus in natural reversed balanced; do \
-	  rm -rf resources/corpora/$$corpus && mkdir -p resources/corpora/$$corpus && \
-	  cp -r results/pretrain/$$corpus/gpt2/model resources/corpora/$$corpus/gpt2 && \
-	  rm -f resources/corpora/$$corpus/gpt2/.snakemake_timestamp && \
-	  cp results/pretrain/$$corpus/gpt2/summary.parquet resources/corpora/$$corpus/gpt2.summary.parquet && \
-	  $(PY) -m lengthgen provenance resources/corpora/$$corpus/gpt2.summary.parquet \
-	    > resources/corpora/$$corpus/gpt2.provenance.json || exit 1; \
+	for run in results/pretrain/*/gpt2/seed*; do \
+	  corpus=$$(basename $$(dirname $$(dirname $$run))) && ship=resources/corpora/$$corpus/$$(basename $$run) && \
+	  rm -rf $$ship && mkdir -p $$ship && cp -r $$run/model $$ship/gpt2 && rm -f $$ship/gpt2/.snakemake_timestamp && \
+	  cp $$run/summary.parquet $$ship/gpt2.summary.parquet && \
+	  $(PY) -m lengthgen provenance $$ship/gpt2.summary.parquet > $$ship/gpt2.provenance.json || exit 1; \
 	done
 
 dryrun-paper: setup

@@ -130,15 +130,21 @@ def test_write_corpus_statistics_builds_each_corpus_and_records_the_settings(tmp
     from lengthgen.records.tables import read_provenance
     from lengthgen.settings import CorpusStatisticsSettings
 
-    settings = {"corpora": ["natural", "balanced"], "corpus_chars": 5_000, "seed": 0, "ns": [2, 3], "window": 64,
+    settings = {"corpora": ["natural", "balanced"], "corpus_chars": 5_000, "seeds": [0, 1], "ns": [2, 3], "window": 64,
                 "distances": [16], "insertion": {"share": 0.25, "passage_chars": [8, 32], "gap_passages": [0, 8]}}
     outputs = SimpleNamespace(parquet=tmp_path / "stats.parquet", markdown=tmp_path / "stats.md")
     write_corpus_statistics(CorpusStatisticsSettings.from_config(settings), Provenance(settings), outputs)
     table = read_frame(outputs.parquet)
-    assert table["corpus"].to_list() == ["natural"] * 4 + ["balanced"] * 4
-    assert table["chars"].to_list() == [5_000] * 8 and table["reversed_share"].to_list() == [None] * 4 + [0.5] * 4
-    natural, balanced = (table.filter(pl.col("corpus") == name) for name in ("natural", "balanced"))
+    assert table.columns[:2] == ["corpus", "seed"]
+    assert table["corpus"].to_list() == (["natural"] * 4 + ["balanced"] * 4) * 2
+    assert table["seed"].to_list() == [0] * 8 + [1] * 8
+    assert table["chars"].to_list() == [5_000] * 16 and table["reversed_share"].to_list() == ([None] * 4 + [0.5] * 4) * 2
+    natural, balanced = (table.filter(pl.col("corpus") == name, pl.col("seed") == 0) for name in ("natural", "balanced"))
     assert natural["backward"].to_list() != balanced["backward"].to_list()  # each corpus is its own variant
-    assert table["window"].to_list() == [16, 64] * 4 and table["seed"].to_list() == [0] * 8
+    other = table.filter(pl.col("corpus") == "balanced", pl.col("seed") == 1)
+    assert other["positions"].to_list() != balanced["positions"].to_list()  # each seed places its own copies
+    natural_1 = table.filter(pl.col("corpus") == "natural", pl.col("seed") == 1)
+    assert natural_1.drop("seed").equals(natural.drop("seed"))  # the natural text has no copies to place
+    assert table["window"].to_list() == [16, 64] * 8
     assert read_provenance(outputs.parquet)["config"] == settings
     assert "# Corpus repeats" in outputs.markdown.read_text()

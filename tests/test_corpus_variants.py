@@ -238,3 +238,15 @@ def test_balance_solves_the_reversed_share_that_equalises_the_counted_repeats():
     assert half == 0.5 and old["forward_count"] > 1.2 * old["backward_count"]
     with pytest.raises(ValueError, match=r"pretrain.insertion.share 0.05 cannot balance .* raise pretrain.insertion.share"):
         built_corpus(CHARS, corpus="balanced", insertion=InsertionSettings(0.05, (8, 32), (0, 8), reversed="balance"))
+
+
+def test_without_corpus_chars_every_corpus_is_the_whole_natural_texts_size():
+    """corpus_chars null: the natural corpus whole, and every other variant cut to its size, so a
+    corpus with copies inserted is no more text than the natural one (it ends earlier in the documents)."""
+    natural = build_corpus(None, corpus="natural")
+    assert natural == "".join(natural_documents())
+    for name in ("reversed", "forward-only", "backward-only", "balanced"):
+        text = build_corpus(None, corpus=name, seed=1, insertion=DEFAULT_INSERTION if name in INSERTED else None)
+        assert len(text) == len(natural), name
+    assert build_corpus(None, corpus="forward-only", seed=1, insertion=DEFAULT_INSERTION) != build_corpus(
+        None, corpus="forward-only", seed=2, insertion=DEFAULT_INSERTION)  # the seed places the copies

@@ -270,8 +270,8 @@ def test_a_run_asking_for_too_many_positions_stops_before_any_job(tmp_path):
 @pytest.mark.parametrize("key", ["seeds", "pretrain"])
 def test_seeds_are_bounded_to_what_the_tables_hold(key):
     for seed in (10**22, 2**64 + 7, 2**31):
-        config = {"seeds": [0, seed]} if key == "seeds" else {"pretrain": {"seed": seed}}
-        where = "seeds[1]" if key == "seeds" else "pretrain.seed"
+        config = {"seeds": [0, seed]} if key == "seeds" else {"pretrain": {"seeds": [seed]}}
+        where = "seeds[1]" if key == "seeds" else "pretrain.seeds[0]"
         with pytest.raises(ConfigError) as failure:
             validate_config(config, check_availability=False)
         assert str(failure.value) == f"config key {where}: {seed} is greater than the maximum of {2**31 - 1}"

@@ -257,9 +257,9 @@ def test_pretraining_jobs_are_read_from_their_summaries_and_an_untimed_one_is_le
     write_benchmark(results, "data/tokens/UF/9-12/seed0", 5.0, 5.0)
     counts = {k: v for k, v in counted_summary(1000, 0, 2000, parameters=500, n_layer=2, d_model=8).items()
               if k in ("tokens", "padded_tokens", "attention_pairs", "parameters", "n_layer", "d_model")}
-    write_pretraining(results, "natural/gpt2", {**counts, "seconds": 30.0, "cpu_seconds": 20.0, "max_rss_mb": 400.0})
-    write_pretraining(results, "balanced/gpt2", {**counts, "seconds": 10.0, "cpu_seconds": 10.0, "max_rss_mb": 300.0})
-    write_pretraining(results, "reversed/gpt2", counts)  # made before the jobs timed themselves
+    write_pretraining(results, "natural/gpt2/seed0", {**counts, "seconds": 30.0, "cpu_seconds": 20.0, "max_rss_mb": 400.0})
+    write_pretraining(results, "balanced/gpt2/seed0", {**counts, "seconds": 10.0, "cpu_seconds": 10.0, "max_rss_mb": 300.0})
+    write_pretraining(results, "reversed/gpt2/seed0", counts)  # made before the jobs timed themselves
     table = times.runtimes(results / "benchmarks", peak=1e9)
     pretrain = row(table, "pretrain")
     flops = 6 * 500 * 1000 + 6 * 2 * 8 * 2000
@@ -268,14 +268,14 @@ def test_pretraining_jobs_are_read_from_their_summaries_and_an_untimed_one_is_le
     assert pretrain["gflop"] == pytest.approx(2 * flops / 1e9)
     assert pretrain["peak_pct"] == pytest.approx(100 * 2 * flops / 30.0 / 1e9)
     jobs = times.training_jobs(results / "benchmarks", peak=1e9)
-    assert jobs["job"].to_list() == ["pretrain/balanced/gpt2", "pretrain/natural/gpt2"]
+    assert jobs["job"].to_list() == ["pretrain/balanced/gpt2/seed0", "pretrain/natural/gpt2/seed0"]
 
 
 def test_only_pretraining_is_enough_and_nothing_at_all_is_one_error(tmp_path):
     results = tmp_path / "results"
     with pytest.raises(ValueError, match="no benchmark files .* no timed pretraining"):
         times.runtimes(results / "benchmarks")
-    write_pretraining(results, "natural/gpt2", {"seconds": 3.0, "cpu_seconds": 2.0, "max_rss_mb": 1.0})
+    write_pretraining(results, "natural/gpt2/seed0", {"seconds": 3.0, "cpu_seconds": 2.0, "max_rss_mb": 1.0})
     assert times.runtimes(results / "benchmarks")["rule"].to_list() == ["pretrain"]
 
 
@@ -300,9 +300,9 @@ def test_a_tiny_pretraining_job_of_the_workflow_is_listed_with_its_work(tmp_path
                           "model": {"layers": 1, "heads": 2, "d_model": 16},
                           "training": {"batch_size": 4, "max_steps": 4, "eval_every": 2, "checkpoint_every": 2,
                                        "warmup_steps": 1, "eval_examples": 4}}
-    run = snakemake(tmp_path, config, "results/pretrain/natural/gpt2/summary.parquet")
+    run = snakemake(tmp_path, config, "results/pretrain/natural/gpt2/seed0/summary.parquet")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    record = read_provenance(tmp_path / "results" / "pretrain" / "natural" / "gpt2" / "summary.parquet")
+    record = read_provenance(tmp_path / "results" / "pretrain" / "natural" / "gpt2" / "seed0" / "summary.parquet")
     assert record["tokens"] == 4 * 4 * 96 and record["padded_tokens"] == 0 and record["cpu_seconds"] > 0
     jobs = times.training_jobs(tmp_path / "results" / "benchmarks", peak=1e9)
-    assert jobs["job"].to_list() == ["pretrain/natural/gpt2"] and jobs["gflop"][0] > 0
+    assert jobs["job"].to_list() == ["pretrain/natural/gpt2/seed0"] and jobs["gflop"][0] > 0

@@ -240,7 +240,7 @@ class CorpusStatisticsSettings(Settings):
 
     corpora: tuple[str, ...]
     corpus_chars: int | None
-    seed: int
+    seeds: tuple[int, ...]  # the pretraining seeds: where the copies go differs by seed
     insertion: InsertionSettings
     ns: tuple[int, ...]
     window: int

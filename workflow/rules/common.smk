@@ -172,7 +172,7 @@ def default_outputs():
     outputs = [f for name in tables_made() for f in getattr(rules, tables_plan.rule_of(name)).output]
     if config["pretrain"]["enabled"]:
         outputs += expand(rules.pretrain.output.summary, architecture=config["pretrain"]["architectures"],
-                          corpus=config["pretrain"]["corpora"])
+                          corpus=config["pretrain"]["corpora"], seed=config["pretrain"]["seeds"])
     return outputs + report_outputs()
 
 

@@ -11,10 +11,10 @@ rule pretrain:
         model=directory(f"{PRETRAIN}/model"),
         summary=f"{PRETRAIN}/summary.parquet",
     params:
-        section=lambda w: pretrain_section(config, w.architecture, w.corpus).as_config(),
+        section=lambda w: pretrain_section(config, w.architecture, w.corpus, w.seed).as_config(),
         checkpoint_dir=PRETRAIN_CHECKPOINTS,
     log:
-        log_path("pretrain", "{corpus}/{architecture}"),
+        log_path("pretrain", "{corpus}/{architecture}/seed{seed}"),
     conda:
         ENV
     script:

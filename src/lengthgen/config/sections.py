@@ -146,11 +146,13 @@ def icl_variants(icl: dict, family: str, kind: str) -> list[str]:
     return list(chat or icl["variants"][family])
 
 
-def pretrain_section(config: dict, architecture: str, corpus: str = "natural") -> PretrainSettings:
-    """What pretraining one architecture on one corpus variant depends on (the pretrain rule's
-    parameters, and what bench/gpu_pretrain.py runs on a machine without Snakemake). The
-    insertion settings only where the corpus uses them, so changing them reruns only its jobs."""
+def pretrain_section(config: dict, architecture: str, corpus: str = "natural", seed: int | None = None) -> PretrainSettings:
+    """What pretraining one architecture on one corpus variant with one seed (default: the first of
+    `pretrain.seeds`) depends on (the pretrain rule's parameters, and what bench/gpu_pretrain.py runs
+    on a machine without Snakemake). The insertion settings only where the corpus uses them, so
+    changing them reruns only its jobs."""
     pretrain = config["pretrain"]
-    section = {k: v for k, v in pretrain.items() if k not in ("enabled", "architectures", "corpora", "insertion")}
+    section = {k: v for k, v in pretrain.items() if k not in ("enabled", "architectures", "corpora", "insertion", "seeds")}
     return PretrainSettings.from_config({**section, "architecture": architecture, "corpus": corpus,
+                                         "seed": pretrain["seeds"][0] if seed is None else int(seed),
                                          **({"insertion": pretrain["insertion"]} if corpus in INSERTED else {})})

@@ -90,6 +90,6 @@ def statistics_params(config: dict) -> CorpusStatisticsSettings:
     """The corpora's repeat statistics: the corpora as the pretrain stage builds them."""
     pretrain = config["pretrain"]
     return CorpusStatisticsSettings.from_config({
-        "corpora": list(roles(config)), "corpus_chars": pretrain["corpus_chars"], "seed": pretrain["seed"],
+        "corpora": list(roles(config)), "corpus_chars": pretrain["corpus_chars"], "seeds": pretrain["seeds"],
         "insertion": pretrain["insertion"], **config["corpora"]["statistics"]})
 

@@ -20,8 +20,8 @@ CORPORA = f"{RESULTS}/corpora"
 CORPUS_MECHANISM = f"{CORPORA}/mechanism/{{model}}"
 CORPUS_ICL = f"{CORPORA}/icl/{{model}}/{{family}}.parquet"
 CORPUS_FINETUNE = f"{CORPORA}/finetune/{{model}}/{{task}}/seed{{seed}}"
-PRETRAIN = f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}"  # model/ and summary.parquet
-PRETRAIN_CHECKPOINTS = f"{RESULTS}/checkpoints/pretrain/{{corpus}}/{{architecture}}"
+PRETRAIN = f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/seed{{seed}}"  # model/ and summary.parquet
+PRETRAIN_CHECKPOINTS = f"{RESULTS}/checkpoints/pretrain/{{corpus}}/{{architecture}}/seed{{seed}}"
 
 
 def data_path(encoding: str, task: str, length_bin, seed) -> str:

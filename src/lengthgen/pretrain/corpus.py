@@ -17,6 +17,8 @@ from ..models.char_tokenizer import DEFAULT_CHARACTERS
 from ..settings import INSERTED, InsertionSettings
 from .variants import transform_document
 
+SEPARATOR = "\n\n"  # between documents
+
 # Folders of the standard library that are tests, vendored data or generated tables, not prose or code.
 SKIPPED_PARTS = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__", "encodings",
                  "lib2to3", "ensurepip", "turtledemo", "unicodedata"}
@@ -42,8 +44,12 @@ def build_corpus(max_chars: int | None = None, characters: str = DEFAULT_CHARACT
 def built_corpus(max_chars: int | None = None, characters: str = DEFAULT_CHARACTERS, corpus: str = "natural",
                  seed: int = 0, insertion: InsertionSettings | None = None) -> tuple[str, float | None]:
     """`build_corpus`'s text and the share of its copies that are reversed (None without copies;
-    0.5 for alternating ones; solved for by `balancing_share` under `insertion.reversed: balance`)."""
+    0.5 for alternating ones; solved for by `balancing_share` under `insertion.reversed: balance`).
+    `max_chars` None: the natural corpus's size, so that a variant with copies inserted is as long
+    as the natural text (it ends earlier in the documents) and no variant is simply more text."""
     documents = _documents(characters)
+    if max_chars is None:
+        max_chars = natural_chars(documents)
     if corpus != "balanced" or insertion is None:
         return _assemble(documents, max_chars, corpus, seed, insertion, None), INSERTED.get(corpus)
     if insertion.reversed == "alternate":
@@ -90,6 +96,11 @@ def balancing_share(documents: list[str], max_chars: int | None, seed: int, inse
     return share
 
 
+def natural_chars(documents: list[str]) -> int:
+    """The size of the whole natural corpus (and of the reversed one): every document and its separator."""
+    return sum(len(document) + len(SEPARATOR) for document in documents)
+
+
 def _documents(characters: str) -> list[str]:
     """The natural documents in their order, cleaned of characters outside `characters` and stripped."""
     from pydoc_data.topics import topics
@@ -104,7 +115,7 @@ def _assemble(documents: list[str], max_chars: int | None, corpus: str, seed: in
               insertion: InsertionSettings | None, reversed_share: float | None) -> str:
     parts, size = [], 0
     for index, document in enumerate(documents):
-        text = transform_document(document, corpus, index, seed, insertion, reversed_share) + "\n\n"
+        text = transform_document(document, corpus, index, seed, insertion, reversed_share) + SEPARATOR
         if max_chars is not None and size + len(text) > max_chars:
             parts.append(text[:max_chars - size])
             break

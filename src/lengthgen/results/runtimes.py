@@ -114,7 +114,7 @@ def pretraining_jobs(folder: Path) -> list[dict]:
     results = folder.parent
     pretrain = PRETRAIN.removeprefix(f"{RESULTS}/")
     rows = []
-    for path in sorted(results.glob(pretrain.format(corpus="*", architecture="*") + "/summary.parquet")):
+    for path in sorted(results.glob(pretrain.format(corpus="*", architecture="*", seed="*") + "/summary.parquet")):
         try:
             record = read_provenance(path)
             seconds, cpu, rss = (float(record[k]) for k in ("seconds", "cpu_seconds", "max_rss_mb"))
