@@ -73,3 +73,21 @@ def test_the_probe_summary_is_the_best_head_of_the_probe_table():
     assert summary["best_anti_induction"] == backward["anti_induction"].max()
     assert summary["best_induction"] != backward["induction"].max()  # each score from its own direction
     assert {k: summary[k] for k in accuracy} == accuracy
+
+
+def test_the_corpora_preset_plans_every_corpus_under_every_pretraining_seed(tmp_path):
+    """configs/pretrain.yaml with configs/corpora.yaml: one pretrain job per corpus variant and
+    pretraining seed, each in its own folder (a wildcard that knew only some corpora planned none
+    of the others)."""
+    import yaml
+    from conftest import REPO
+    from snakemake_runner import planned_jobs
+
+    from lengthgen.pretrain.variants import CORPORA
+
+    config = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())
+    corpora = yaml.safe_load((REPO / "configs" / "corpora.yaml").read_text())
+    config["pretrain"].update(corpora["pretrain"])
+    planned = {(w["corpus"], w["seed"]) for rule, w in planned_jobs(tmp_path, config) if rule == "pretrain"}
+    assert set(corpora["pretrain"]["corpora"]) == set(CORPORA)
+    assert planned == {(corpus, str(seed)) for corpus in CORPORA for seed in corpora["pretrain"]["seeds"]}

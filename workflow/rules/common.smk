@@ -28,6 +28,7 @@ from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS
                                   data_path, log_path, table_path)
 from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import run_writer
+from lengthgen.pretrain.variants import CORPORA
 from lengthgen.settings import CorpusStatisticsSettings
 from lengthgen.tasks import FAMILIES, TASK_NAMES
 
@@ -73,7 +74,7 @@ wildcard_constraints:
     protocol=r"[A-Za-z0-9_-]+",
     subject=r"[A-Za-z0-9_.-]+",
     realistic="|".join(REALISTIC_TASKS),
-    corpus="natural|reversed|balanced",
+    corpus="|".join(CORPORA),
 
 
 def caption(name):
