@@ -36,7 +36,7 @@ LAYERS = [
     ("entry point", ["lengthgen.__main__"]),
 ]
 EXCEPTIONS = {("lengthgen.pretrain", "lengthgen.mechanism"),  # pretraining runs the mechanism's induction probe
-              ("lengthgen.corpora", "lengthgen.icl"),  # the corpora compare forward and backward copy as icl does
+              ("lengthgen.corpora", "lengthgen.pretrain"),  # the manipulation check's text, as pretraining cuts it
               ("lengthgen.corpora", "lengthgen.mechanism"),  # and pick and compare best heads as mechanism does
               ("lengthgen.results.runtimes", "lengthgen.plan.paths")}  # a job's history, where the workflow wrote it
 

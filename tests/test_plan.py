@@ -144,7 +144,7 @@ def test_a_model_job_asks_for_at_least_its_rule_s_memory_and_time():
 
 def corpora_config(**corpora):
     hub = {name: {"path": f"example/{name}"} for name in ("nat", "bal", "rev")}
-    return config_of(models=hub, corpora={"natural": "nat", "balanced": "bal", "reversed": "rev", **corpora})
+    return config_of(models=hub, corpora={"natural": ["nat"], "balanced": ["bal"], "reversed": ["rev"], **corpora})
 
 
 def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(default):
@@ -152,10 +152,11 @@ def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(defa
 
     off = config_of(corpora={})
     assert not corpora.enabled(off) and corpora.heads(off) == [] and corpora.data_files(off) == []
-    assert corpora.roles(default) == {"natural": "corpus_natural", "balanced": "corpus_balanced",
-                                      "reversed": "corpus_reversed"}
+    assert corpora.roles(default) == {"natural": ("corpus_natural",), "balanced": ("corpus_balanced",),
+                                      "reversed": ("corpus_reversed",)}
     config = corpora_config()
-    assert corpora.roles(config) == {"natural": "nat", "balanced": "bal", "reversed": "rev"}
+    assert corpora.roles(config) == {"natural": ("nat",), "balanced": ("bal",), "reversed": ("rev",)}
+    assert corpora.manipulations(config) == [f"results/corpora/manipulation/{m}.parquet" for m in ("nat", "bal", "rev")]
     assert corpora.heads(config) == [f"results/corpora/mechanism/{m}/heads.parquet" for m in ("nat", "bal", "rev")]
     assert corpora.icl_predictions(config) == [f"results/corpora/icl/{m}/copying.parquet" for m in ("nat", "bal", "rev")]
     assert len(corpora.finetune_evals(config)) == 3 * 4  # UR, UL, UF, UB for each model, one seed
@@ -182,5 +183,9 @@ def test_a_corpora_target_of_another_model_or_one_model_for_two_corpora_is_refus
 
     with pytest.raises(UnknownTarget, match="no corpora model 'smollm2' in this config; valid: nat, bal, rev"):
         corpora.finetune_params(corpora_config(), "smollm2", "UR")
-    with pytest.raises(ConfigError, match="corpora.reversed: 'nat' is already corpora.natural"):
-        corpora_config(reversed="nat")
+    with pytest.raises(ConfigError, match=r"corpora.reversed\[0\]: 'nat' is already corpora.natural\[0\]"):
+        corpora_config(reversed=["nat"])
+    with pytest.raises(ConfigError, match=r"corpora.balanced\[1\]: 'nat' is already corpora.natural\[0\]"):
+        corpora_config(balanced=["bal", "nat"])  # a seed of one arm named as another's
+    with pytest.raises(ConfigError, match="corpora.manipulation.context: 60 cannot hold a passage of 32 characters"):
+        corpora_config(manipulation={"context": 60})

@@ -80,10 +80,10 @@ def test_the_corpora_preset_plans_every_corpus_under_every_pretraining_seed(tmp_
     pretraining seed, each in its own folder (a wildcard that knew only some corpora planned none
     of the others)."""
     import yaml
-    from conftest import REPO
-    from snakemake_runner import planned_jobs
 
+    from conftest import REPO
     from lengthgen.pretrain.variants import CORPORA
+    from snakemake_runner import planned_jobs
 
     config = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())
     corpora = yaml.safe_load((REPO / "configs" / "corpora.yaml").read_text())

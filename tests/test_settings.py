@@ -21,6 +21,7 @@ from lengthgen.settings import (
     FinetuneEvalSettings,
     FinetuneTaskSettings,
     IclPredictSettings,
+    ManipulationSettings,
     MechanismSettings,
     PretrainSettings,
     RealisticPredictSettings,
@@ -55,8 +56,10 @@ def planned_slices(config):
     for name in mechanism.subjects(config):
         yield MechanismSettings, mechanism.params(config, name)
     yield CorpusStatisticsSettings, corpora.statistics_params(config)
-    for corpus in ("natural", "reversed", "balanced"):
-        yield PretrainSettings, pretrain_section(config, "gpt2", corpus)
+    for name in corpora.models(config):
+        yield ManipulationSettings, corpora.manipulation_params(config, name)
+    for corpus in ("natural", "reversed", "balanced", "forward-only"):
+        yield PretrainSettings, pretrain_section(config, "gpt2", corpus, 1)
 
 
 def test_every_planner_returns_its_stages_typed_settings_which_cross_to_the_script_unchanged():
@@ -71,7 +74,7 @@ def test_every_planner_returns_its_stages_typed_settings_which_cross_to_the_scri
             kinds.add(cls)
     assert kinds == {DataFileSettings, ScratchRunSettings, ScratchEvalSettings, FinetuneTaskSettings,
                      FinetuneEvalSettings, MechanismSettings, PretrainSettings, IclPredictSettings,
-                     RealisticPredictSettings, CorpusStatisticsSettings}
+                     RealisticPredictSettings, CorpusStatisticsSettings, ManipulationSettings}
 
 
 def test_settings_are_immutable_all_the_way_down_and_the_training_block_typed():

@@ -1,6 +1,7 @@
 """Intervals and paired tests against values computed by hand."""
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -144,3 +145,32 @@ def test_a_permutation_p_at_its_floor_prints_as_a_bound():
     compared = paired_comparison(np.full(40, 0.6) + np.linspace(0, 0.01, 40), np.full(40, 0.4), binary=False,
                                  above="first above")
     assert compared["p"] == pytest.approx(1 / 10001) and compared["verdict"] == "first above (p < 1e-4)"
+
+
+def test_two_arms_of_models_are_compared_by_welchs_t_over_their_seeds():
+    from lengthgen.stats import runs_comparison, t_quantile, t_two_sided_p
+
+    # two models an arm, no error of their own: the spread between the seeds is all there is
+    both = runs_comparison([(0.5, 0.0), (0.6, 0.0)], [(0.1, 0.0), (0.2, 0.0)], bounds=(0.0, 1.0))
+    assert both["test"] == "Welch t over 2 and 2 pretraining seeds" and both["seeds"] == 2
+    assert both["difference"] == pytest.approx(0.4) and both["first_value"] == pytest.approx(0.55)
+    error = math.sqrt(0.005 / 2 + 0.005 / 2)  # each arm's variance 0.005 over its 2 models
+    assert both["p"] == pytest.approx(t_two_sided_p(0.4 / error, 2))  # Welch-Satterthwaite: (v1+v2)^2/(v1^2+v2^2) = 2
+    assert both["difference_low"] == pytest.approx(0.4 - t_quantile(0.975, 2) * error)
+    assert (both["first_low"], both["first_high"]) == (0.0, 1.0)  # an arm of 2: t with 1 df, wider than 0-1
+    unbounded = runs_comparison([(0.5, 0.0), (0.6, 0.0)], [(0.1, 0.0), (0.2, 0.0)])
+    assert unbounded["first_low"] == pytest.approx(0.55 - t_quantile(0.975, 1) * math.sqrt(0.0025))
+    assert (both["seeds_first_above"], both["seeds_second_above"]) == (2, 0)
+    # models that agree by chance never make an arm surer than their own sampling error
+    floored = runs_comparison([(0.5, 0.1), (0.5, 0.1)], [(0.3, 0.1), (0.3, 0.1)])
+    assert floored["difference_high"] - floored["difference"] > 0.1
+    # one model an arm: a z test on the models' own errors, and it says so
+    one = runs_comparison([(0.5, 0.03)], [(0.4, 0.04)])
+    assert one["test"] == "z, one pretraining seed each" and one["seeds"] == 1
+    assert one["p"] == pytest.approx(2 * (1 - NormalDist().cdf(0.1 / 0.05)))
+    # one arm against zero: a one-sample t over its models
+    alone = runs_comparison([(0.1, 0.0), (0.3, 0.0), (0.2, 0.0)], None)
+    assert alone["test"] == "t over 3 pretraining seeds" and alone["difference"] == pytest.approx(0.2)
+    assert alone["p"] == pytest.approx(t_two_sided_p(0.2 / math.sqrt(0.01 / 3), 2))
+    with pytest.raises(ValueError, match="at least one model"):
+        runs_comparison([], [(0.1, 0.0)])

@@ -259,6 +259,23 @@ class SpellingSettings(Settings):
 
 
 @dataclass(frozen=True)
+class ManipulationSettings(Settings):
+    """The corpora experiment's manipulation check of one registry model (corpora/manipulation.py):
+    its copies drawn as the corpora insert theirs, in the natural corpus's held-out tail."""
+
+    subject: str
+    model: Mapping[str, Any]  # the registry entry
+    examples: int
+    context: int
+    batch_size: int
+    seed: int
+    corpus_chars: int | None  # the natural corpus as the pretrain stage cuts it ...
+    validation_fraction: float  # ... and the share of its tail held out
+    passage_chars: tuple[int, ...]
+    gap_passages: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class MechanismSettings(Settings):
     """One mechanism job: a subject model, its prompts and the analysis."""
 
@@ -319,6 +336,7 @@ class RealisticPredictSettings(Settings):
 
 __all__ = [
     "CorpusStatisticsSettings",
+    "ManipulationSettings",
     "ChatSettings",
     "ConfigError",
     "DataFileSettings",

@@ -7,6 +7,8 @@
   inputs, so their difference is judged on the examples where they disagree);
 - a seed-level t interval and test for results of several training runs (`seed_level_comparison`):
   the seed, not the example, is the unit of replication, so what varies between runs is counted;
+- Welch's t over independently trained models of two arms (`runs_comparison`: models pretrained
+  on two corpora, a pretraining seed each), or one arm's models against zero;
 - a paired sign-flip permutation test for a difference of means on the same examples;
 - Holm's step-down adjustment, and Bonferroni-widened intervals, for a family of comparisons judged
   together (a claim over several pairs: one of twelve crosses 0.05 by chance about half the time);
@@ -363,3 +365,62 @@ def seed_level_accuracy(outcomes: Sequence[Sequence[bool]]) -> tuple[float, floa
                                                                    for seed in outcomes)])
     mean, low, high, _ = _seed_mean_interval(means, within, (0.0, 1.0))
     return mean, low, high
+
+
+# -- independently trained models: arms of pretraining seeds --------------------------------------
+def _arm(runs: Sequence[tuple[float, float]]) -> tuple[float, float, int]:
+    """(mean, squared standard error, models) of one arm: runs[i] = (model i's value, its standard
+    error over examples). The variance between the models, never below their own sampling error."""
+    values = np.array([v for v, _ in runs], dtype=float)
+    within = float(np.mean([e ** 2 for _, e in runs]))
+    between = float(np.var(values, ddof=1)) if len(runs) > 1 else 0.0
+    return float(values.mean()), max(between, within) / len(runs), len(runs)
+
+
+def runs_comparison(first: Sequence[tuple[float, float]], second: Sequence[tuple[float, float]] | None,
+                    above: str = "first above", below: str = "second above",
+                    bounds: tuple[float, float] = (-math.inf, math.inf)) -> dict:
+    """Two arms of independently trained models (each model's value with its standard error over
+    examples): the difference of the arms' means, Welch's t test over the models (its degrees of
+    freedom Welch-Satterthwaite's, rounded down; an arm of one model counts its own error as known),
+    each arm's error never below its models' own. `second` None: `first` against 0. With one model
+    an arm on both sides, a z test on the models' own errors: between-seed variation is not
+    measured (`seeds` says 1). `bounds`: the range a value can take (e.g. 0-1 for an accuracy).
+    `seeds_first_above`: of the models matched by position (the same pretraining seed), how many
+    of the first arm's are above the second's."""
+    if not first or (second is not None and not second):
+        raise ValueError("each arm needs at least one model")
+    m1, v1, n1 = _arm(first)
+    m2, v2, n2 = _arm(second) if second is not None else (0.0, 0.0, 0)
+    difference, variance = m1 - m2, v1 + v2
+    degrees = sum(v ** 2 / (n - 1) for v, n in ((v1, n1), (v2, n2)) if n > 1)
+    df = max(1, math.floor(variance ** 2 / degrees + 1e-9)) if degrees > 0 else None  # 1.9999... is 2
+    error = math.sqrt(variance)
+    statistic = difference / error if error else math.inf * (difference or math.nan)
+    if math.isnan(statistic):
+        p = 1.0
+    elif df is None:
+        p = 2 * (1 - NormalDist().cdf(abs(statistic)))
+    else:
+        p = t_two_sided_p(statistic, df)
+
+    def interval(mean, var, df, low=bounds[0], high=bounds[1]):  # df None: the normal's quantile
+        half = (Z95 if df is None else t_quantile(0.975, df)) * math.sqrt(var)
+        return max(low, mean - half), min(high, mean + half)
+
+    span = bounds[1] - bounds[0]
+    first_low, first_high = interval(m1, v1, n1 - 1 or None)
+    second_low, second_high = interval(m2, v2, n2 - 1 or None) if second is not None else (math.nan, math.nan)
+    low, high = interval(difference, variance, df, -span, span)
+    matched = list(zip(first, second)) if second is not None else [(a, (0.0, 0.0)) for a in first]
+    models = n1 if second is None else f"{n1} and {n2}"
+    test = f"z, one pretraining seed{'' if second is None else ' each'}" if df is None else \
+        f"Welch t over {models} pretraining seeds" if second is not None else f"t over {n1} pretraining seeds"
+    return {"test": test, "pairs": None, "first_value": m1, "first_low": first_low, "first_high": first_high,
+            "second_value": m2 if second is not None else math.nan, "second_low": second_low,
+            "second_high": second_high, "difference": difference, "p": p, "significant": bool(p < LEVEL),
+            "verdict": verdict(difference, p, above, below), "first_examples": None, "second_examples": None,
+            "difference_low": low, "difference_high": high, "seeds": min(n1, n2) if second is not None else n1,
+            "seeds_first_above": sum(a[0] > b[0] for a, b in matched),
+            "seeds_second_above": sum(a[0] < b[0] for a, b in matched),
+            "pooled_p": None, "pooled_low": None, "pooled_high": None}

@@ -11,9 +11,29 @@ from lengthgen.pretrain.statistics_table import write_corpus_statistics
 
 
 # The pretraining summary shipped beside a model (its provenance holds the training history), for
-# the models that have one: a model pretrained elsewhere has no curves to draw.
-CORPUS_SUMMARIES = {corpus: summary for corpus, name in corpora_plan.roles(config).items()
-                    if Path(summary := f"{MODEL_ENTRIES[name].path}.summary.parquet").is_file()}
+# the models that have one: a model pretrained elsewhere has no curves to draw. corpus -> summaries.
+CORPUS_SUMMARIES = {corpus: found for corpus, names in corpora_plan.roles(config).items()
+                    if (found := [summary for name in names
+                                  if Path(summary := f"{MODEL_ENTRIES[name].path}.summary.parquet").is_file()])}
+
+
+rule corpus_manipulation:
+    input:
+        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+    output:
+        CORPUS_MANIPULATION,
+    params:
+        section=lambda w: corpora_plan.manipulation_params(config, w.model).as_config(),
+    resources:
+        **model_job_resources("mechanism", lambda w: w.model),
+    log:
+        log_path("corpus_manipulation", "{model}"),
+    benchmark:
+        benchmark_path("corpus_manipulation", "{model}")
+    conda:
+        ENV
+    script:
+        "../scripts/corpus_manipulation.py"
 
 
 rule corpus_mechanism:
@@ -115,6 +135,7 @@ rule corpus_pairs:
         heads=corpora_plan.heads(config),
         icl=corpora_plan.icl_predictions(config),
         finetune=corpora_plan.finetune_evals(config),
+        manipulation=corpora_plan.manipulations(config),
     output:
         **table_outputs("corpus_pairs"),
     params:
@@ -122,19 +143,19 @@ rule corpus_pairs:
     log:
         log_path("corpus_pairs"),
     run:
-        run_writer(write_corpus_pairs, log, output, input.heads, input.icl, input.finetune,
+        run_writer(write_corpus_pairs, log, output, input.heads, input.icl, input.finetune, input.manipulation,
                    params.section["roles"], Provenance(params.section))
 
 
 rule figure_corpora:
     input:
-        list(CORPUS_SUMMARIES.values()),
+        [summary for summaries in CORPUS_SUMMARIES.values() for summary in summaries],
     output:
         history=report(f"{FIGURES}/corpora_history.png", caption=caption("corpora_history"),
                        category=CATEGORIES["corpora"]),
         history_pdf=f"{FIGURES}/corpora_history.pdf",
     params:
-        corpora=list(CORPUS_SUMMARIES),
+        corpora={corpus: len(summaries) for corpus, summaries in CORPUS_SUMMARIES.items()},
     log:
         log_path("figure_corpora"),
     conda:

@@ -33,7 +33,9 @@ elif rule == "figure_mechanism":
 elif rule == "figure_corpora":
     from lengthgen.records.tables import read_provenance
 
-    histories = {corpus: read_provenance(path)["history"] for corpus, path in zip(snakemake.params.corpora, inputs)}
+    summaries = iter(inputs)  # each corpus's summaries in turn, one per pretraining seed
+    histories = {corpus: [read_provenance(next(summaries))["history"] for _ in range(count)]
+                 for corpus, count in snakemake.params.corpora.items()}
     figures.save(figures.pretraining_history(histories), stem(outputs.history))
 elif rule == "figure_realistic":
     figures.save(figures.realistic_bars(read_frame(inputs.table)), stem(outputs.realistic))

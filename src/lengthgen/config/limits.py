@@ -18,7 +18,7 @@ from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.generate import length_unit
 from ..tasks.pools import POOLS
 from .sections import (
-    corpus_models,
+    corpus_model_keys,
     finetune_bins,
     finetune_protocols,
     per_family,
@@ -111,7 +111,7 @@ def position_problems(config: dict, directory_of) -> list[str]:
               "realistic": lambda chat: realistic_needs(config), "mechanism": lambda chat: mechanism_needs(config)}
     problems = []
     # the corpora experiment runs its models through the in-context, fine-tuning and mechanism prompts
-    corpora = list(corpus_models(config).values())
+    corpora = [name for _, name in corpus_model_keys(config)]
     for stage, needs in stages.items():
         for name in dict.fromkeys(config[stage]["models"] + (corpora if stage != "realistic" else [])):
             folder = directory_of(name)

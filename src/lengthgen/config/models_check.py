@@ -14,7 +14,7 @@ import yaml
 
 from ..settings import ConfigError
 from .schema import DefaultingValidator, config_key, first_error, load_schema, subschema
-from .sections import corpus_models
+from .sections import corpus_model_keys
 
 # Each distinct registry entry, validated: its repr -> the entry with the schema's defaults.
 _CHECKED_ENTRIES: dict[str, dict] = {}
@@ -93,7 +93,7 @@ def used_models(config: dict) -> list[tuple[str, str]]:
     """(config key, registry name) of every model a stage uses."""
     used = [(f"{stage}.models[{i}]", name) for stage in ("icl", "finetune", "mechanism", "realistic")
             for i, name in enumerate(config[stage]["models"])]
-    return used + [(f"corpora.{role}", name) for role, name in corpus_models(config).items()]
+    return used + corpus_model_keys(config)
 
 
 def check_models(config: dict, check_availability: bool = True, search=(".",)) -> None:

@@ -7,12 +7,19 @@ from ..settings import INSERTED, PretrainSettings, TrainSettings
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.lengths import bins_beyond
 
-CORPUS_ROLES = ("natural", "balanced", "reversed")  # the corpora experiment's models, by corpus
+CORPUS_ROLES = ("natural", "balanced", "reversed", "forward-only", "backward-only")  # the corpora experiment's arms
 
 
-def corpus_models(config: dict) -> dict[str, str]:
-    """corpus -> registry model, for the corpora the config's `corpora` names."""
-    return {role: config["corpora"][role] for role in CORPUS_ROLES if config["corpora"][role]}
+def corpus_models(config: dict) -> dict[str, tuple[str, ...]]:
+    """corpus -> its registry models (one per pretraining seed), for the corpora the config's
+    `corpora` names models for."""
+    return {role: tuple(config["corpora"][role]) for role in CORPUS_ROLES if config["corpora"][role]}
+
+
+def corpus_model_keys(config: dict) -> list[tuple[str, str]]:
+    """(config key, registry name) of every model of the corpora experiment, arm by arm."""
+    return [(f"corpora.{role}[{i}]", name) for role, names in corpus_models(config).items()
+            for i, name in enumerate(names)]
 
 
 def per_family(value, family: str):

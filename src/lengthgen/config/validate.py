@@ -17,7 +17,7 @@ from ..tasks.pools import POOLS
 from .models_check import add_shipped_models, check_models, model_entry
 from .schema import DefaultingValidator, coerce_strings, config_key, first_error, load_schema, subschema
 from .sections import (
-    corpus_models,
+    corpus_model_keys,
     finetune_protocols,
     held_out,
     protocol_key,
@@ -133,13 +133,18 @@ def check_family_overrides(config: dict, schema: dict) -> None:
 
 
 def check_corpora(config: dict) -> None:
-    """The corpora experiment compares different models: one named for two corpora is a mistake."""
-    named = list(corpus_models(config).items())
-    for i, (role, name) in enumerate(named):
+    """The corpora experiment compares different models: one named twice (for two corpora, or two
+    seeds of one) is a mistake."""
+    named = corpus_model_keys(config)
+    for i, (key, name) in enumerate(named):
         for other, same in named[:i]:
             if same == name:
-                raise ConfigError(f"config key corpora.{role}: {name!r} is already corpora.{other}; each corpus "
-                                  "needs its own model")
+                raise ConfigError(f"config key {key}: {name!r} is already {other}; each corpus and pretraining "
+                                  "seed needs its own model")
+    longest, context = config["pretrain"]["insertion"]["passage_chars"][1], config["corpora"]["manipulation"]["context"]
+    if named and 2 * longest >= context:
+        raise ConfigError(f"config key corpora.manipulation.context: {context} cannot hold a passage of {longest} "
+                          "characters (pretrain.insertion.passage_chars) and its copy")
 
 
 def check_positions(config: dict, search=(".",)) -> None:

@@ -1,36 +1,53 @@
-"""The corpus experiment's pairs table: every comparison finding 7 judges, each on the same prompts
-or examples for the two sides, one row per comparison, named by the claim it serves (`comparison`).
+"""The corpus experiment's pairs table: every comparison finding 7 judges, the pretraining seed the
+unit. Each arm (a corpus) holds one model per pretraining seed; each model gives one value per
+measure (over the same prompts or examples as every other model) with its standard error, and two
+arms are compared over their models (`stats.runs_comparison`: Welch's t; one model an arm, a z
+test on the models' own errors, which says it measured no between-seed variation).
 
-- GAP: the induction/anti-induction gap per prompt (`heads.gap`), natural against balanced;
-- IN_CONTEXT: teacher-forced (and greedy) backward copy in context, balanced against natural;
-- CONTROL: the reversed corpus's own preference, its best induction head against its best
-  anti-induction head and its forward copy against its backward copy;
-- HEAD_START: after the same fine-tuning, the backward / left tasks, balanced against natural, on
-  every test bin; FORWARD_TASKS: the same for their forward / right mirrors (no claim: what a head
-  start on the backward tasks costs or gives the forward ones).
+- MANIPULATION: the balanced and backward-only models continue reversed copies (the manipulation
+  check, `manipulation.py`) better than the natural ones: without it the corpus did not take;
+- PREFERENCE: the corpus x direction interaction: each model's forward minus backward (copy
+  continuation, teacher-forced copying in context, best induction minus best anti-induction head),
+  natural's wider than balanced's and backward-only's;
+- CONTROL: the reversed models' forward minus backward above 0 (the language flipped, the repeats not);
+- HEAD_START: fine-tuned alike, the balanced models ahead of the natural ones on UB, and ahead of the
+  forward-only ones (what the reversed copies give beyond any extra copying), per test bin;
+- EXTRA_COPYING and OTHER_TASKS (no claim): forward-only and backward-only against natural on the
+  fine-tuned tasks, and the balanced models on the tasks the insertions do not resemble (UL, UR)
+  and on UF: whether a head start is contamination by copies that look like the task.
 
-A stage that did not run (no paths) or did not run a model a comparison needs gives no rows there.
+A stage that did not run, or an arm a comparison needs that the config does not name, gives no rows.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+import numpy as np
 import polars as pl
 
 from ..lengthbins.table import COMPARISON_SCHEMA
-from ..mechanism.tables import best_head, compare_prompts
+from ..mechanism.tables import best_head
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
-from . import finetuned, heads, incontext
+from ..stats import Z95, runs_comparison, wilson
+from . import finetuned, heads, incontext, manipulation
 
-GAP = "balanced narrows the induction gap"
-IN_CONTEXT = "balanced raises backward copy in context"
+MANIPULATION = "the corpus's reversed copies were learnt"
+PREFERENCE = "the induction preference narrows with the corpus"
 CONTROL = "reversed keeps the induction preference"
 HEAD_START = "balanced gives backward tasks a head start"
-FORWARD_TASKS = "balanced on forward tasks (no claim)"
+EXTRA_COPYING = "what any extra copying gives (no claim)"
+OTHER_TASKS = "balanced on tasks unlike its copies (no claim)"
 
-BACKWARD_COPIES = ("UB", "NB")  # the in-context backward copies compared across corpora
-BACKWARD_TASKS, FORWARD_MIRRORS = ("UB", "UL"), ("UF", "UR")  # fine-tuned, compared across corpora
+NATURAL, BALANCED, REVERSED, FORWARD_ONLY, BACKWARD_ONLY = "natural", "balanced", "reversed", "forward-only", "backward-only"
+TAKERS = (BALANCED, BACKWARD_ONLY)  # the arms whose corpora hold reversed copies
+# the measures in both directions: (name in the table, what forward and backward are)
+COPY, IN_CONTEXT, HEADS = "copy continuation", "tf_symbol_accuracy", "best head score"
+BACKWARD_TASK, FORWARD_MIRROR = "UB", "UF"
+OTHER = ("UL", "UR", "UF")  # fine-tuned tasks the balanced model is compared on without a claim
 
 SCHEMA = {
     "comparison": pl.String, "model": pl.String, "first": pl.String, "second": pl.String, "measure": pl.String,
@@ -38,63 +55,150 @@ SCHEMA = {
 }
 
 
+@dataclass(frozen=True)
+class Directions:
+    """One model's measure in both directions on the same units (prompts or examples, in order)."""
+
+    forward: np.ndarray
+    backward: np.ndarray
+
+    def value(self, which: str) -> tuple[float, float]:
+        """(mean over the units, its standard error) of "forward", "backward" or "gap" (forward
+        minus backward, unit by unit)."""
+        values = {"forward": self.forward, "backward": self.backward, "gap": self.forward - self.backward}[which]
+        error = float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+        return float(np.mean(values)), error
+
+
 def _read(paths, columns=None) -> pl.DataFrame | None:
     paths = list(paths or [])
     return pl.concat([read_frame(p, columns=columns) for p in paths]) if paths else None
 
 
-def heads_rows(frame: pl.DataFrame, natural: str, balanced: str, reversed_: str) -> list[dict]:
-    """GAP (natural and balanced both analysed) and the reversed model's heads (CONTROL)."""
+def head_directions(frame: pl.DataFrame, model: str) -> Directions | None:
+    """The best induction head's score on each forward prompt and the best anti-induction head's on
+    its backward twin (`heads.gap`'s prompts)."""
+    rows = heads.of_model(frame, model)
+    if not rows.height:
+        return None
+    (_, forward), (_, backward) = best_head(rows, "forward"), best_head(rows, "backward")
+    prompts = sorted(set(forward) & set(backward))
+    return Directions(np.array([forward[k] for k in prompts]), np.array([backward[k] for k in prompts]))
+
+
+def icl_directions(examples: pl.DataFrame, model: str) -> Directions | None:
+    """Teacher-forced symbol accuracy of forward (UF) and backward (UB) copy in context, per example
+    (its prompt variants averaged; the two tasks share their inputs)."""
+    keys = ["bin", "seed", "example"]
+    sides = [examples.filter((pl.col("model") == model) & (pl.col("task") == task)).group_by(keys)
+             .agg(pl.col("tf_symbol_accuracy").mean().alias(task)) for task in (FORWARD_MIRROR, BACKWARD_TASK)]
+    paired = sides[0].join(sides[1], on=keys).sort(keys)
+    if not paired.height:
+        return None
+    return Directions(paired[FORWARD_MIRROR].to_numpy(), paired[BACKWARD_TASK].to_numpy())
+
+
+def copy_directions(frame: pl.DataFrame, model: str) -> Directions | None:
+    """The manipulation check's copy continuation accuracy, forward and reversed, per example."""
+    rows = frame.filter(pl.col("model") == model)
+    sides = [rows.filter(pl.col("direction") == d).select("example", pl.col("accuracy").alias(d))
+             for d in manipulation.DIRECTIONS]
+    paired = sides[0].join(sides[1], on="example").sort("example")
+    if not paired.height:
+        return None
+    return Directions(paired["forward"].to_numpy(), paired["backward"].to_numpy())
+
+
+def finetuned_accuracy(evals: pl.DataFrame, model: str, task: str, length_bin: str) -> tuple[float, float] | None:
+    """A model's teacher-forced exact match on a task's test bin after the short fine-tuning, over its
+    fine-tuning seeds' examples, with the standard error of Wilson's interval."""
+    rows = evals.filter((pl.col("system") == model) & (pl.col("task") == task) & (pl.col("bin") == length_bin))
+    if not rows.height:
+        return None
+    right, trials = int(rows["teacher_forced"].sum()), rows.height
+    low, high = wilson(right, trials)
+    return right / trials, (high - low) / (2 * Z95)
+
+
+def _compare(comparison: str, name: str, first: str, second: str, measure: str, first_runs, second_runs,
+             bounds, task=None, length_bin="all", beyond=None) -> dict:
+    return {"comparison": comparison, "model": name, "first": first, "second": second, "measure": measure,
+            "task": task, "bin": length_bin, "beyond_training": beyond,
+            **runs_comparison(first_runs, second_runs, f"{first} above", f"{second} above", bounds)}
+
+
+def direction_rows(measures: dict[str, dict[str, list[Directions]]]) -> list[dict]:
+    """MANIPULATION (copy continuation only), PREFERENCE and CONTROL from each measure's per-arm
+    directions (measure -> arm -> one Directions per model, arms without the measure left out)."""
     rows = []
-    of = {name: heads.of_model(frame, name) for name in (natural, balanced, reversed_)}
-    if of[natural].height and of[balanced].height:
-        (natural_label, natural_gap), (balanced_label, balanced_gap) = heads.gap(of[natural]), heads.gap(of[balanced])
-        rows.append({"comparison": GAP, **compare_prompts(
-            f"{natural} vs {balanced}", f"{natural}: {natural_label}", f"{balanced}: {balanced_label}",
-            "induction gap", natural_gap, balanced_gap, f"{natural}'s gap wider", f"{balanced}'s gap wider")})
-    if of[reversed_].height:
-        (induction, forward), (anti, backward) = (best_head(of[reversed_], d) for d in ("forward", "backward"))
-        rows.append({"comparison": CONTROL, **compare_prompts(
-            reversed_, induction, anti, "best head score", forward, backward, "induction above anti-induction",
-            "anti-induction above induction")})
+    for measure, arms in measures.items():
+        def runs(arm, which, arms=arms):
+            return [d.value(which) for d in arms.get(arm, [])]
+
+        if measure == COPY and arms.get(NATURAL):
+            rows += [_compare(MANIPULATION, f"{arm} vs {NATURAL}", f"reversed copies on {arm}",
+                              f"reversed copies on {NATURAL}", measure, runs(arm, "backward"), runs(NATURAL, "backward"),
+                              (0.0, 1.0)) for arm in TAKERS if arms.get(arm)]
+        if arms.get(NATURAL):
+            rows += [_compare(PREFERENCE, f"{NATURAL} vs {arm}", f"{NATURAL}: forward minus backward",
+                              f"{arm}: forward minus backward", measure, runs(NATURAL, "gap"), runs(arm, "gap"),
+                              (-1.0, 1.0)) for arm in TAKERS if arms.get(arm)]
+            if arms.get(FORWARD_ONLY):
+                rows.append(_compare(EXTRA_COPYING, f"{FORWARD_ONLY} vs {NATURAL}",
+                                     f"{FORWARD_ONLY}: forward minus backward", f"{NATURAL}: forward minus backward",
+                                     measure, runs(FORWARD_ONLY, "gap"), runs(NATURAL, "gap"), (-1.0, 1.0)))
+        if measure != COPY and arms.get(REVERSED):  # the check's text is natural: not the reversed model's language
+            rows.append(_compare(CONTROL, REVERSED, f"forward on {REVERSED}", f"backward on {REVERSED}", measure,
+                                 runs(REVERSED, "gap"), None, (-1.0, 1.0)))
     return rows
 
 
-def icl_rows(examples: pl.DataFrame, natural: str, balanced: str, reversed_: str) -> list[dict]:
-    """IN_CONTEXT per backward copy task, and the reversed model's forward against backward copy (CONTROL)."""
-    rows = [{"comparison": IN_CONTEXT, **r} for task in BACKWARD_COPIES
-            for r in incontext.between_models(examples, balanced, natural, task)]
-    return rows + [{"comparison": CONTROL, **r} for r in incontext.forward_over_backward(examples, reversed_)]
-
-
-def finetune_rows(evals: pl.DataFrame, natural: str, balanced: str) -> list[dict]:
-    """HEAD_START on the backward / left tasks, FORWARD_TASKS on their mirrors, per test bin."""
-    return [{"comparison": comparison, **r}
-            for comparison, tasks in ((HEAD_START, BACKWARD_TASKS), (FORWARD_TASKS, FORWARD_MIRRORS))
-            for task in tasks for r in finetuned.between_models(evals, balanced, natural, task)]
-
-
-def corpus_pairs(heads_paths, icl_paths, finetune_paths, natural: str = "corpus_natural",
-                 balanced: str = "corpus_balanced", reversed_: str = "corpus_reversed") -> pl.DataFrame:
-    """Every comparison of the corpus experiment (the module's list), from the mechanism stage's
-    heads files, the in-context stage's prediction files and the fine-tuning stage's evaluation
-    files; any of them None or empty (its stage off): the rows the others give. Pooled rows have
-    bin "all"."""
+def finetune_rows(evals: pl.DataFrame, roles: dict[str, list[str]]) -> list[dict]:
+    """HEAD_START on UB (balanced against natural and against forward-only), EXTRA_COPYING (forward-
+    and backward-only against natural on UB) and OTHER_TASKS, per test bin, over the arms' models."""
+    ub = (BACKWARD_TASK,)
+    plans = [(HEAD_START, BALANCED, NATURAL, ub), (HEAD_START, BALANCED, FORWARD_ONLY, ub),
+             (EXTRA_COPYING, FORWARD_ONLY, NATURAL, ub), (EXTRA_COPYING, BACKWARD_ONLY, NATURAL, ub),
+             (OTHER_TASKS, BALANCED, NATURAL, OTHER)]
     rows = []
-    if (frame := _read(heads_paths)) is not None:
-        rows += heads_rows(frame, natural, balanced, reversed_)
-    if (examples := _read(icl_paths, incontext.COLUMNS)) is not None:
-        rows += icl_rows(examples, natural, balanced, reversed_)
+    for comparison, first, second, tasks in plans:
+        if not (roles.get(first) and roles.get(second)):
+            continue
+        for task in tasks:
+            bins = finetuned.bins_of(evals, task)
+            for length_bin in bins:
+                sides = [[r for m in roles[arm] if (r := finetuned_accuracy(evals, m, task, length_bin))]
+                         for arm in (first, second)]
+                if all(sides):
+                    rows.append(_compare(comparison, f"{first} vs {second}", f"{task} on {first}", f"{task} on {second}",
+                                         "teacher_forced", *sides, (0.0, 1.0), task, length_bin, length_bin != bins[0]))
+    return rows
+
+
+def corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles: dict[str, list[str]]) -> pl.DataFrame:
+    """Every comparison of the corpus experiment (the module's list) from the mechanism stage's
+    heads files, the in-context stage's prediction files, the fine-tuning stage's evaluation files
+    and the manipulation check's files, for the arms in `roles` (corpus -> its models, one per
+    pretraining seed); any of them None or empty (its stage off): the rows the others give. Rows
+    that pool every length have bin "all"."""
+    measures: dict[str, dict[str, list[Directions]]] = {}
+    readers = ((COPY, manipulation_paths, None, copy_directions), (IN_CONTEXT, icl_paths, incontext.COLUMNS, icl_directions),
+               (HEADS, heads_paths, None, head_directions))
+    for measure, paths, columns, directions in readers:
+        if (frame := _read(paths, columns)) is not None:
+            measures[measure] = {arm: found for arm, models in roles.items()
+                                 if (found := [d for m in models if (d := directions(frame, m)) is not None])}
+    rows = direction_rows(measures)
     if (evals := _read(finetune_paths, finetuned.COLUMNS)) is not None:
-        rows += finetune_rows(evals, natural, balanced)
+        rows += finetune_rows(evals, roles)
     return pl.DataFrame([{name: r.get(name, "all" if name == "bin" else None) for name in SCHEMA} for r in rows],
                         schema=SCHEMA)
 
 
-def write_corpus_pairs(heads_paths, icl_paths, finetune_paths, roles: dict[str, str], provenance: Provenance,
-                       outputs) -> None:
-    """roles: corpus -> registry name of its model (`corpora` in the config)."""
-    names = {"natural": roles.get("natural"), "balanced": roles.get("balanced"), "reversed_": roles.get("reversed")}
-    write_table(corpus_pairs(heads_paths, icl_paths, finetune_paths, **names), outputs, provenance.record(),
-                title="Corpora: natural, balanced and reversed pretraining on the same prompts and examples "
-                      "(95% intervals, paired tests)")
+def write_corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles: dict[str, list[str]],
+                       provenance: Provenance, outputs) -> None:
+    """roles: corpus -> its registry models (`corpora` in the config)."""
+    write_table(corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles), outputs,
+                provenance.record(),
+                title="Corpora: the arms compared over their pretraining seeds, on the same prompts and examples "
+                      "(95% intervals; Welch's t over the seeds, a z test where an arm has one)")

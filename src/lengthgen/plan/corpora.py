@@ -1,23 +1,29 @@
-"""The corpora experiment (beyond the paper): models pretrained alike on corpus variants, measured
-by the mechanism stage, the in-context copy measures and a short fine-tuning, each in its own
-files so that the paper's stages and findings keep their own models."""
+"""The corpora experiment (beyond the paper): models pretrained alike on corpus variants, several
+pretraining seeds an arm, measured by the manipulation check, the mechanism stage, the in-context
+copy measures and a short fine-tuning, each in its own files so that the paper's stages and
+findings keep their own models."""
 
 from __future__ import annotations
 
 from itertools import product
 
 from ..config import corpus_models
-from ..settings import CorpusStatisticsSettings
+from ..settings import CorpusStatisticsSettings, ManipulationSettings
 from . import finetune, icl, mechanism
 from .grid import known, tasks
-from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MECHANISM
+from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MANIPULATION, CORPUS_MECHANISM
 
 FAMILY = "copying"  # the in-context measures compared: forward against backward copy
 
 
-def roles(config: dict) -> dict[str, str]:
-    """corpus -> registry model, for the corpora the config names."""
+def roles(config: dict) -> dict[str, tuple[str, ...]]:
+    """corpus -> its registry models (one per pretraining seed), for the corpora the config names."""
     return corpus_models(config)
+
+
+def models(config: dict) -> list[str]:
+    """Every model of the experiment, arm by arm."""
+    return [name for names in roles(config).values() for name in names]
 
 
 def enabled(config: dict) -> bool:
@@ -26,7 +32,21 @@ def enabled(config: dict) -> bool:
 
 def model(config: dict, name: str) -> str:
     """A {model} wildcard of this experiment's rules, checked."""
-    return known("corpora model", name, {m: m for m in roles(config).values()})
+    return known("corpora model", name, {m: m for m in models(config)})
+
+
+def manipulation_params(config: dict, name: str) -> ManipulationSettings:
+    """The manipulation check of a registry model: copies drawn as the corpora insert theirs
+    (`pretrain.insertion`), in the natural corpus as the pretrain stage cuts it and holds out its tail."""
+    pretrain, insertion = config["pretrain"], config["pretrain"]["insertion"]
+    return ManipulationSettings.from_config({
+        "subject": model(config, name), "model": config["models"][name], **config["corpora"]["manipulation"],
+        "corpus_chars": pretrain["corpus_chars"], "validation_fraction": pretrain["validation_fraction"],
+        "passage_chars": insertion["passage_chars"], "gap_passages": insertion["gap_passages"]})
+
+
+def manipulations(config: dict) -> list[str]:
+    return [CORPUS_MANIPULATION.format(model=m) for m in models(config)]
 
 
 def mechanism_params(config: dict, name: str) -> dict:
@@ -54,7 +74,7 @@ def finetune_params(config: dict, name: str, task: str) -> dict:
 
 def finetune_evals(config: dict) -> list[str]:
     return [f"{CORPUS_FINETUNE.format(model=m, task=t, seed=s)}/eval.parquet"
-            for m, t, s in product(roles(config).values(), finetune_tasks(config), config["seeds"])]
+            for m, t, s in product(models(config), finetune_tasks(config), config["seeds"])]
 
 
 def finetune_data(config: dict) -> list[str]:
@@ -66,24 +86,24 @@ def data_files(config: dict) -> list[str]:
     """Every data file the experiment reads (the data stage makes them)."""
     if not enabled(config):
         return []
-    icl_files = [f for m in roles(config).values() for f in icl_data(config, m)] if FAMILY in icl.families(config) else []
+    icl_files = [f for m in models(config) for f in icl_data(config, m)] if FAMILY in icl.families(config) else []
     return list(dict.fromkeys(icl_files + finetune_data(config)))
 
 
 def heads(config: dict) -> list[str]:
-    return [f"{CORPUS_MECHANISM.format(model=m)}/heads.parquet" for m in roles(config).values()]
+    return [f"{CORPUS_MECHANISM.format(model=m)}/heads.parquet" for m in models(config)]
 
 
 def icl_predictions(config: dict) -> list[str]:
     if FAMILY not in icl.families(config):
         return []
-    return [CORPUS_ICL.format(model=m, family=FAMILY) for m in roles(config).values()]
+    return [CORPUS_ICL.format(model=m, family=FAMILY) for m in models(config)]
 
 
 def pairs_params(config: dict) -> dict:
     """What the corpus pairs read of the config: which model is which corpus, the seeds, the tasks."""
-    return {"roles": roles(config), "seeds": config["seeds"], "tasks": config["tasks"],
-            "finetune": config["corpora"]["finetune"]}
+    return {"roles": {role: list(names) for role, names in roles(config).items()}, "seeds": config["seeds"],
+            "tasks": config["tasks"], "finetune": config["corpora"]["finetune"]}
 
 
 def statistics_params(config: dict) -> CorpusStatisticsSettings:

@@ -18,6 +18,7 @@ MECHANISM = f"{RESULTS}/mechanism/{{subject}}"
 REALISTIC = f"{RESULTS}/realistic/{{model}}/{{realistic}}.parquet"
 CORPORA = f"{RESULTS}/corpora"
 CORPUS_MECHANISM = f"{CORPORA}/mechanism/{{model}}"
+CORPUS_MANIPULATION = f"{CORPORA}/manipulation/{{model}}.parquet"
 CORPUS_ICL = f"{CORPORA}/icl/{{model}}/{{family}}.parquet"
 CORPUS_FINETUNE = f"{CORPORA}/finetune/{{model}}/{{task}}/seed{{seed}}"
 PRETRAIN = f"{RESULTS}/pretrain/{{corpus}}/{{architecture}}/seed{{seed}}"  # model/ and summary.parquet

@@ -234,18 +234,21 @@ def realistic_bars(table: pl.DataFrame):
     return figure
 
 
-def pretraining_history(histories: dict[str, dict]):
+def pretraining_history(histories: dict[str, list[dict]]):
     """Per corpus (a panel): its best induction head's score (forward copy prompts, blue) and best
-    anti-induction head's (backward ones, red) at every evaluation of pretraining: when, and on
-    which corpus, each circuit forms. histories: corpus -> the `history` of its pretrain summary's
-    provenance (steps, and metrics with best_induction and best_anti_induction per step)."""
+    anti-induction head's (backward ones, red) at every evaluation of pretraining, a line per
+    pretraining seed: when, and on which corpus, each circuit forms. histories: corpus -> the
+    `history` of each of its pretrain summaries' provenance (steps, and metrics with best_induction
+    and best_anti_induction per step)."""
     figure, axes = plt.subplots(1, len(histories), figsize=(3.6 * len(histories), 3.2), squeeze=False, sharey=True)
-    for ax, (corpus, history) in zip(axes[0], histories.items()):
-        for score, colour, label in (("best_induction", RIGHT, "best induction head (forward copies)"),
-                                     ("best_anti_induction", LEFT, "best anti-induction head (backward copies)")):
-            ax.plot(history["steps"], [metrics.get(score, float("nan")) for metrics in history["metrics"]], color=colour,
-                    marker="o", markersize=3, label=label)
-        ax.set_title(corpus, fontsize=9)
+    for ax, (corpus, runs) in zip(axes[0], histories.items()):
+        for run, history in enumerate(runs):
+            for score, colour, label in (("best_induction", RIGHT, "best induction head (forward copies)"),
+                                         ("best_anti_induction", LEFT, "best anti-induction head (backward copies)")):
+                ax.plot(history["steps"], [metrics.get(score, float("nan")) for metrics in history["metrics"]],
+                        color=colour, marker="o", markersize=3, alpha=0.9 if run == 0 else 0.5,
+                        label=label if run == 0 else None)
+        ax.set_title(f"{corpus} ({len(runs)} seed{'s' if len(runs) > 1 else ''})", fontsize=9)
         ax.set_xlabel("pretraining step")
     axes[0][0].set_ylabel("mean attention")
     axes[0][0].legend(fontsize=7)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..corpora.pairs import CONTROL, GAP, HEAD_START, IN_CONTEXT
+from ..corpora.pairs import CONTROL, HEAD_START, MANIPULATION, NATURAL, PREFERENCE, TAKERS
 from ..references import (
     IN_CONTEXT_SETTING,
     LOREM,
@@ -77,10 +77,10 @@ GIT = "revert above cherry-pick"
 HEADS = "best induction head above best anti-induction head"
 PATCHING = ("removing induction edges costs forward copies more than removing anti-induction edges costs "
             "backward copies")
-CORPUS_GAP = "the balanced corpus narrows the induction/anti-induction gap"
-CORPUS_IN_CONTEXT = "backward copy in context rises on the balanced corpus"
+CORPUS_MANIPULATION = "the corpora with reversed copies taught them (the manipulation check)"
+CORPUS_PREFERENCE = "the induction preference narrows after pretraining on reversed copies"
 CORPUS_CONTROL = "the reversed corpus keeps the natural induction preference"
-CORPUS_HEAD_START = "fine-tuning from the balanced corpus starts the backward tasks ahead"
+CORPUS_HEAD_START = "fine-tuning from the balanced corpus starts the backward task ahead, beyond any extra copying"
 
 
 # -- findings 1 and 3: the theory's split of length-bin pairs -----------------------------------
@@ -245,28 +245,53 @@ def mechanism_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None
     return finding_frame(finding, rows, "no pretrained model in mechanism.models", rules)
 
 
-# Which claim each of corpus_pairs' comparisons serves, and the measures judged (its greedy rows,
-# and its forward tasks after fine-tuning, are there to read, not judged).
-CORPUS_CLAIMS = {GAP: CORPUS_GAP, IN_CONTEXT: CORPUS_IN_CONTEXT, CONTROL: CORPUS_CONTROL, HEAD_START: CORPUS_HEAD_START}
-CORPUS_MEASURES = {"induction gap": "mean attention, induction minus anti-induction", "best head score": "mean attention",
-                   "tf_symbol_accuracy": "teacher-forced symbol accuracy", "teacher_forced": "teacher-forced exact match"}
+# Which claim each of corpus_pairs' comparisons serves (its no-claim rows are there to read, not
+# judged), and what each measure is.
+CORPUS_CLAIMS = {MANIPULATION: CORPUS_MANIPULATION, PREFERENCE: CORPUS_PREFERENCE, CONTROL: CORPUS_CONTROL,
+                 HEAD_START: CORPUS_HEAD_START}
+CORPUS_MEASURES = {"copy continuation": "teacher-forced accuracy continuing inserted copies",
+                   "tf_symbol_accuracy": "teacher-forced symbol accuracy in context",
+                   "best head score": "best head's mean attention", "teacher_forced": "teacher-forced exact match"}
+DID_NOT_TAKE = "the manipulation check did not show that {arm} learnt its reversed copies"
+
+
+def _manipulation_failed(pairs: pl.DataFrame, level: float = 0.05) -> dict[str, str]:
+    """arm -> why its comparisons are not judged: its models were not shown better than the natural
+    ones at continuing reversed copies (each arm its own test, one per arm: no correction)."""
+    failed = {}
+    for row in pairs.filter(pl.col("comparison") == MANIPULATION).iter_rows(named=True):
+        arm = row["model"].removesuffix(f" vs {NATURAL}")
+        if not (row["p"] is not None and row["p"] < level and row["difference"] > 0):
+            failed[arm] = DID_NOT_TAKE.format(arm=arm)
+    return failed
+
+
+def _arm_of(pair: dict) -> str | None:
+    """The arm with reversed copies a comparison is about (None: the reversed control)."""
+    return next((arm for arm in TAKERS if arm in pair["model"].split(" vs ")), None)
 
 
 def corpus_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
                    rules: VerdictRules = DEFAULT_RULES) -> pl.DataFrame:
-    """7 (beyond the paper), from `corpus_pairs` (same prompts and examples for the two sides): the
-    balanced corpus's model has a narrower induction/anti-induction gap than the natural one's and
-    copies backward better in context (teacher-forced); the reversed corpus's model still prefers
-    induction (heads) and forward copies; fine-tuned alike, the balanced model is ahead on the
-    backward tasks, per test bin (in distribution and out). The paper has no numbers for it."""
+    """7 (beyond the paper), from `corpus_pairs` (the pretraining seed the unit): the balanced and
+    backward-only models continue reversed copies better than the natural ones (the manipulation
+    check; an arm that fails it has its other comparisons marked `not learnt`: the corpus did not
+    take); the corpus x direction interaction (forward minus backward, natural's wider); the
+    reversed models still prefer the forward direction; fine-tuned alike, the balanced models ahead
+    on UB of the natural and of the forward-only ones, per test bin. The paper has no numbers for it."""
     finding = FINDINGS[7]
     if (nothing := nothing_to_compare(finding, pairs)) is not None:
         return nothing
-    judged = pairs.filter(pl.col("comparison").is_in(list(CORPUS_CLAIMS))
-                          & pl.col("measure").is_in(list(CORPUS_MEASURES)))
-    rows = [comparison_row(finding, CORPUS_CLAIMS[pair["comparison"]], ABOVE, pair, system=pair["model"],
-                           measure=CORPUS_MEASURES[pair["measure"]], length=pair["bin"])
-            for pair in judged.iter_rows(named=True)]
+    failed = _manipulation_failed(pairs)
+    judged = pairs.filter(pl.col("comparison").is_in(list(CORPUS_CLAIMS)) & pl.col("measure").is_in(list(CORPUS_MEASURES)))
+    rows = []
+    for pair in judged.iter_rows(named=True):
+        row = comparison_row(finding, CORPUS_CLAIMS[pair["comparison"]], ABOVE, pair, system=pair["model"],
+                             measure=CORPUS_MEASURES[pair["measure"]], length=pair["bin"])
+        arm = _arm_of(pair)
+        if pair["comparison"] != MANIPULATION and arm in failed:
+            row.update(learnt=False, note=failed[arm])
+        rows.append(row)
     return finding_frame(finding, rows, "its stage ran no corpus model this claim compares", rules)
 
 
@@ -289,7 +314,7 @@ FINDINGS: dict[int, Finding] = {finding.number: finding for finding in (
     # Beyond the paper (SPEC 8): no paper numbers. Fine-tuning's head start is judged per test bin, as
     # finding 3 is (the other claims pool every length: bin "all").
     Finding(7, "beyond the paper", "the induction preference follows the pretraining data", "corpus_pairs",
-            (CORPUS_GAP, CORPUS_IN_CONTEXT, CORPUS_CONTROL, CORPUS_HEAD_START), corpus_finding, by_length=True),
+            (CORPUS_MANIPULATION, CORPUS_PREFERENCE, CORPUS_CONTROL, CORPUS_HEAD_START), corpus_finding, by_length=True),
 )}
 
 
