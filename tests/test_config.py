@@ -199,3 +199,20 @@ def test_a_reordered_set_is_the_same_config():
     base["seeds"] = [0, 1, 2]
     assert validate_config(reordered, check_availability=False) == validate_config(base, check_availability=False)
     assert validate_config(reordered, check_availability=False)["tasks"] == config["tasks"]
+
+
+def test_the_corpora_overlay_turns_the_papers_stages_off_and_keeps_the_rest_of_the_default():
+    """configs/corpora_alone.yaml over config.yaml: the corpora experiment alone, with the default's
+    settings for what it shares with the paper's stages (in context, fine-tuning, mechanism)."""
+    repo = __import__("conftest").REPO
+    default = yaml.safe_load(open(repo / "config.yaml"))
+    overlay = yaml.safe_load(open(repo / "configs" / "corpora_alone.yaml"))
+    for section, values in overlay.items():  # Snakemake's merge of a second --configfile, one level deep
+        default.setdefault(section, {}).update(values)
+    config = validate_config(default, check_availability=False)
+    assert not config["scratch"]["enabled"] and config["corpora"]["natural"]
+    assert not any(config[stage]["models"] for stage in ("icl", "finetune", "mechanism", "realistic"))
+    plain = validate_config(yaml.safe_load(open(repo / "config.yaml")), check_availability=False)
+    for stage in ("icl", "finetune", "mechanism"):
+        assert {k: v for k, v in config[stage].items() if k not in ("models", "trained")} == {
+            k: v for k, v in plain[stage].items() if k not in ("models", "trained")}
