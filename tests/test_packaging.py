@@ -30,8 +30,8 @@ def test_a_plain_install_validates_configs_without_the_checkout(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(target)}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip() == ("[0, 1] 256 ['corpus_balanced', 'corpus_natural', 'corpus_reversed', 'embedded', "
-                                  "'smollm2']")
+    assert run.stdout.strip() == ("[0, 1] 256 ['corpus_balanced_seed0', 'corpus_forward-only_seed0', "
+                                  "'corpus_natural_seed0', 'corpus_reversed_seed0', 'embedded', 'smollm2']")
 
 
 def test_the_conda_environment_installs_this_package():

