@@ -77,7 +77,7 @@ def _read(paths, columns=None) -> pl.DataFrame | None:
 
 def head_directions(frame: pl.DataFrame, model: str) -> Directions | None:
     """The best induction head's score on each forward prompt and the best anti-induction head's on
-    its backward twin (`heads.gap`'s prompts)."""
+    its backward twin, on the prompts both were scored on."""
     rows = heads.of_model(frame, model)
     if not rows.height:
         return None

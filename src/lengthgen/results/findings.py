@@ -29,6 +29,7 @@ from ..references import (
     lorem_reference,
     scratch_reference,
 )
+from ..stats import LEVEL
 from ..tasks import get_task
 from .verdicts import (
     ABOVE,
@@ -255,7 +256,7 @@ CORPUS_MEASURES = {"copy continuation": "teacher-forced accuracy continuing inse
 DID_NOT_TAKE = "the manipulation check did not show that {arm} learnt its reversed copies"
 
 
-def _manipulation_failed(pairs: pl.DataFrame, level: float = 0.05) -> dict[str, str]:
+def _manipulation_failed(pairs: pl.DataFrame, level: float = LEVEL) -> dict[str, str]:
     """arm -> why its comparisons are not judged: its models were not shown better than the natural
     ones at continuing reversed copies (each arm its own test, one per arm: no correction)."""
     failed = {}
