@@ -23,12 +23,16 @@ from lengthgen.corpora.pairs import (
     MANIPULATION,
     OTHER_TASKS,
     PREFERENCE,
+    STEPS,
+    UNCHANGED,
     Directions,
     corpus_pairs,
     head_directions,
     icl_directions,
     write_corpus_pairs,
 )
+from lengthgen.corpora.curves import Curve, read_curves
+from lengthgen.engine.run import write_history
 from lengthgen.records.files import read_frame
 from lengthgen.records.provenance import Provenance
 from lengthgen.records.tables import read_provenance
@@ -38,6 +42,7 @@ from lengthgen.results.findings import (
     CORPUS_HEAD_START,
     CORPUS_MANIPULATION,
     CORPUS_PREFERENCE,
+    CORPUS_UNCHANGED,
     FINDINGS,
     corpus_finding,
     findings_table,
@@ -143,9 +148,41 @@ def write_finetune(tmp_path) -> list[Path]:
     return paths
 
 
+# UB's learning curves: (evaluated steps, validation accuracy, accuracy beyond training); bal0
+# stopped at step 100 (validation 1.0), nat1 never reached 0.9 in its 200 steps
+CURVES = {"nat0": ([50, 100, 150, 200], [0.5, 0.8, 0.9, 0.95], [0.0, 0.1, 0.1, 0.2]),
+          "nat1": ([50, 100, 150, 200], [0.5, 0.6, 0.7, 0.8], [0.0, 0.0, 0.1, 0.1]),
+          "bal0": ([50, 100], [0.95, 1.0], [0.3, 0.6]),
+          "bal1": ([50, 100, 150, 200], [0.6, 0.9, 1.0, 1.0], [0.2, 0.5, 0.6, 0.7]),
+          "fo0": ([50, 100, 150, 200], [0.5, 0.9, 0.9, 0.9], [0.1, 0.1, 0.2, 0.2]),
+          "bo0": ([50, 100, 150, 200], [0.9, 0.9, 0.9, 0.9], [0.4, 0.4, 0.4, 0.4])}
+CURVE_SECTION = {"train_lengths": "2-12", "curve_lengths": "13-25",
+                 "training": {"eval_every": 50, "eval_examples": 100, "max_steps": 200}}
+
+
+def write_histories(tmp_path) -> list[Path]:
+    """The fine-tuning rule's training histories, written as it writes them (its provenance the
+    job's settings and wildcards), and a UL run the curves' rows leave out."""
+    paths = []
+    for model, (steps, validation, beyond) in {**CURVES, "ul": ([50], [0.1], [0.0])}.items():
+        summary = {"history": {"steps": steps, "losses": [1.0] * len(steps), "accuracies": validation,
+                               "metrics": [{"beyond_accuracy": b} for b in beyond]},
+                   "steps": steps[-1], "best_accuracy": max(validation), "resumed_from": None}
+        task, name = ("UL", "nat0") if model == "ul" else ("UB", model)
+        write_history(summary, path := tmp_path / f"history-{model}.parquet", Provenance(CURVE_SECTION), 0, "cpu",
+                      {"model": name, "task": task, "seed": "0"})
+        paths.append(path)
+    return paths
+
+
 @pytest.fixture
 def stages(tmp_path):
     return write_heads(tmp_path), write_icl(tmp_path), write_finetune(tmp_path), write_manipulation(tmp_path)
+
+
+@pytest.fixture
+def histories(tmp_path):
+    return write_histories(tmp_path)
 
 
 def row(pairs: pl.DataFrame, comparison: str, measure: str, **keys) -> dict:
@@ -223,7 +260,41 @@ def test_fine_tuned_arms_are_compared_per_test_bin_with_the_controls_for_contami
     assert set(pairs.filter(pl.col("comparison") == EXTRA_COPYING, pl.col("task") == "UB")["model"]) == {
         "forward-only vs natural", "backward-only vs natural"}
     others = pairs.filter(pl.col("comparison") == OTHER_TASKS)
-    assert set(others["task"]) == {"UL", "UR", "UF"} and (others["difference"] == 0.0).all()
+    assert set(others["task"]) == {"UL"} and (others["difference"] == 0.0).all()
+    unchanged = pairs.filter(pl.col("comparison") == UNCHANGED)  # the forward tasks: a claim of no change
+    assert set(unchanged["task"]) == {"UR", "UF"} and set(unchanged["model"]) == {"balanced vs natural"}
+    assert unchanged.height == 4 and (unchanged["difference"] == 0.0).all()
+
+
+def test_a_learning_curve_gives_steps_to_reach_and_the_accuracy_beyond_training_at_a_step(histories):
+    curves = {c.model: c for c in read_curves(histories) if c.task == "UB"}
+    assert (curves["nat0"].eval_every, curves["nat0"].eval_examples, curves["nat0"].max_steps) == (50, 100, 200)
+    assert (curves["nat0"].train_lengths, curves["nat0"].curve_lengths) == ("2-12", "13-25")
+    assert curves["nat0"].steps_to(0.9) == 150 and curves["bal0"].steps_to(0.9) == 50
+    assert curves["nat1"].steps_to(0.9) == 250  # never: one evaluation past the last step it could take
+    assert curves["nat0"].beyond_at(120) == 0.1 and curves["nat0"].beyond_at(49) is None
+    assert curves["bal0"].beyond_at(200) == 0.6  # stopped at step 100: its kept weights carry on
+    no_beyond = Curve("m", "UB", 0, np.array([50]), np.array([0.5]), None, 50, 100, 200, "2-12", None)
+    assert no_beyond.beyond_at(100) is None
+
+
+def test_the_head_start_is_compared_along_the_learning_curve(stages, histories):
+    pairs = corpus_pairs(*stages, ROLES, histories, 0.9, (100, 200))
+    steps = row(pairs, HEAD_START, STEPS, model="balanced vs natural")
+    assert (steps["first"], steps["second"]) == ("steps to 0.9 on natural", "steps to 0.9 on balanced")
+    assert (steps["task"], steps["bin"], steps["beyond_training"]) == ("UB", "2-12", False)
+    assert steps["first_value"] == 200 and steps["second_value"] == 75  # natural (150, 250), balanced (50, 100)
+    assert steps["p"] == pytest.approx(welch_p([150, 250], [50, 100]))
+    single = row(pairs, HEAD_START, STEPS, model="balanced vs forward-only")  # one forward-only model: its
+    assert single["second_value"] == 75 and single["first_value"] == 100  # error the evaluations' spacing
+    at = row(pairs, HEAD_START, "beyond training at step 200", model="balanced vs natural")
+    assert (at["first"], at["bin"], at["beyond_training"]) == ("UB on balanced at step 200", "13-25", True)
+    assert at["first_value"] == pytest.approx(0.65) and at["second_value"] == pytest.approx(0.15)
+    assert row(pairs, HEAD_START, "beyond training at step 100", model="balanced vs natural")["difference"] == \
+        pytest.approx(0.55 - 0.05)
+    assert set(pairs.filter(pl.col("comparison") == EXTRA_COPYING, pl.col("measure") == STEPS)["model"]) == {
+        "forward-only vs natural", "backward-only vs natural"}
+    assert corpus_pairs(*stages, ROLES).filter(pl.col("measure") == STEPS).is_empty()  # no histories: no curves
 
 
 def test_a_stage_off_or_an_arm_missing_gives_the_rows_of_the_others(stages, tmp_path):
@@ -232,12 +303,14 @@ def test_a_stage_off_or_an_arm_missing_gives_the_rows_of_the_others(stages, tmp_
     assert set(corpus_pairs(None, None, None, manipulation, ROLES)["comparison"]) == {
         MANIPULATION, PREFERENCE, EXTRA_COPYING}
     assert set(corpus_pairs(heads, None, None, None, ROLES)["comparison"]) == {PREFERENCE, CONTROL, EXTRA_COPYING}
-    assert set(corpus_pairs(None, None, finetune, None, ROLES)["comparison"]) == {HEAD_START, EXTRA_COPYING, OTHER_TASKS}
+    assert set(corpus_pairs(None, None, finetune, None, ROLES)["comparison"]) == {
+        HEAD_START, EXTRA_COPYING, UNCHANGED, OTHER_TASKS}
     # only natural and reversed: the control alone
     alone = corpus_pairs(heads, icl, finetune, manipulation, {"natural": ["nat0"], "reversed": ["rev0"]})
     assert set(alone["comparison"]) == {CONTROL}
     outputs = SimpleNamespace(parquet=tmp_path / "corpus_pairs.parquet", markdown=tmp_path / "corpus_pairs.md")
-    write_corpus_pairs(heads, icl, finetune, manipulation, ROLES, Provenance({"corpora": ROLES}), outputs)
+    section = {"roles": ROLES, "finetune": {"reach": 0.9, "curve_steps": [100]}}
+    write_corpus_pairs(heads, icl, finetune, manipulation, None, section, Provenance({"corpora": ROLES}), outputs)
     assert read_frame(outputs.parquet).height == corpus_pairs(*stages, ROLES).height
     assert read_provenance(outputs.parquet)["config"] == {"corpora": ROLES}
     assert outputs.markdown.read_text().startswith("# Corpora: the arms compared over their pretraining seeds")
@@ -250,6 +323,7 @@ def pair(comparison, measure, difference, p, model="balanced vs natural", bin_="
             "measure": measure, "task": task, "bin": bin_, "test": "Welch t over 2 and 2 pretraining seeds",
             "first_value": 0.5 + difference, "first_low": 0.45 + difference, "first_high": 0.55 + difference,
             "second_value": 0.5, "second_low": 0.45, "second_high": 0.55, "difference": difference, "p": p,
+            "difference_low": difference - 0.05, "difference_high": difference + 0.05,
             "significant": p < 0.05, "verdict": "(the table's own line)", "seeds": 2, "seeds_first_above": 2,
             "seeds_second_above": 0}
 
@@ -268,6 +342,8 @@ SHOWING = [
     pair(CONTROL, HEADS, 0.5, 0.001, model="reversed"),
     pair(HEAD_START, "teacher_forced", 0.3, 0.001, bin_="13-25", task="UB"),
     pair(HEAD_START, "teacher_forced", 0.2, 0.01, model="balanced vs forward-only", bin_="13-25", task="UB"),
+    pair(HEAD_START, "beyond training at step 100", 0.3, 0.001, bin_="13-25", task="UB"),
+    pair(UNCHANGED, "teacher_forced", 0.01, 0.8, bin_="21-40", task="UR"),  # inside ±0.1: no change shown
     # Not judged: the rows of no claim, here all significantly the other way.
     pair(EXTRA_COPYING, "teacher_forced", -0.3, 0.001, model="forward-only vs natural", bin_="13-25", task="UB"),
     pair(OTHER_TASKS, "teacher_forced", -0.3, 0.001, bin_="21-40", task="UL"),
@@ -277,13 +353,17 @@ SHOWING = [
 def test_the_corpus_finding_shown():
     frame = corpus_finding(pl.DataFrame(SHOWING))
     assert claims(frame) == {CORPUS_MANIPULATION: [SHOWN], CORPUS_PREFERENCE: [SHOWN, SHOWN], CORPUS_CONTROL: [SHOWN],
-                             CORPUS_HEAD_START: [SHOWN, SHOWN]}
-    assert frame.height == 6 and set(frame["verdict"]) == {SHOWN}
+                             CORPUS_HEAD_START: [SHOWN, SHOWN, SHOWN], CORPUS_UNCHANGED: [SHOWN]}
+    assert frame.height == 8 and set(frame["verdict"]) == {SHOWN}
     assert set(frame["finding"]) == {7} and set(frame["source"]) == {"corpus_pairs"}
     assert frame["paper_first"].null_count() == frame.height
     head_start = frame.filter(pl.col("claim") == CORPUS_HEAD_START)
     assert head_start.select("system", "length").rows() == [("balanced vs natural", "13-25"),
-                                                            ("balanced vs forward-only", "13-25")]
+                                                            ("balanced vs forward-only", "13-25"),
+                                                            ("balanced vs natural", "13-25")]
+    assert head_start["measure"][2] == "teacher-forced accuracy beyond training at step 100 of fine-tuning"
+    unchanged = frame.filter(pl.col("claim") == CORPUS_UNCHANGED).row(0, named=True)
+    assert unchanged["kind"] == "agree" and unchanged["shown_from_margin"] == pytest.approx(0.06)
 
 
 def test_an_arm_whose_manipulation_did_not_take_is_not_judged():
@@ -307,9 +387,14 @@ def test_the_corpus_finding_contradicted_and_noise():
         pair(PREFERENCE, COPY, -0.2, 0.001, model="natural vs balanced"),  # balanced's preference wider
         pair(CONTROL, HEADS, -0.5, 0.001, model="reversed"),
         pair(HEAD_START, "teacher_forced", 0.0, 1.0, bin_="2-12", task="UB"),
-        pair(HEAD_START, "teacher_forced", 0.2, 0.2, bin_="13-25", task="UB")]))
+        pair(HEAD_START, "teacher_forced", 0.2, 0.2, bin_="13-25", task="UB"),
+        pair(UNCHANGED, "teacher_forced", 0.3, 0.001, bin_="21-40", task="UF"),  # wholly beyond +0.1
+        pair(UNCHANGED, "teacher_forced", 0.08, 0.2, bin_="21-40", task="UR")]))  # 0.03 to 0.13: undecided
     assert claims(frame) == {CORPUS_MANIPULATION: [SHOWN], CORPUS_PREFERENCE: [CONTRADICTED],
-                             CORPUS_CONTROL: [CONTRADICTED], CORPUS_HEAD_START: [NOISE, NOISE]}
+                             CORPUS_CONTROL: [CONTRADICTED], CORPUS_HEAD_START: [NOISE, NOISE],
+                             CORPUS_UNCHANGED: [CONTRADICTED]}  # UR and UF at one bin: one family
+    unchanged = frame.filter(pl.col("claim") == CORPUS_UNCHANGED)
+    assert dict(zip(unchanged["first"], unchanged["verdict"])) == {"UF on a": CONTRADICTED, "UR on a": NOISE}
 
 
 def test_the_corpus_finding_not_run():
@@ -320,7 +405,7 @@ def test_the_corpus_finding_not_run():
         assert frame["claim"].to_list() == list(FINDINGS[7].claims)
     frame = corpus_finding(pl.DataFrame(SHOWING[3:4]))  # only the control
     assert claims(frame) == {CORPUS_CONTROL: [SHOWN], CORPUS_MANIPULATION: [NOT_RUN], CORPUS_PREFERENCE: [NOT_RUN],
-                             CORPUS_HEAD_START: [NOT_RUN]}
+                             CORPUS_HEAD_START: [NOT_RUN], CORPUS_UNCHANGED: [NOT_RUN]}
 
 
 def test_the_finding_reads_the_pairs_table_the_stages_make(stages):

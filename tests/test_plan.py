@@ -162,7 +162,9 @@ def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(defa
     assert len(corpora.finetune_evals(config)) == 3 * 4  # UR, UL, UF, UB for each model, one seed
     params = corpora.finetune_params(config, "bal", "UB").as_config()
     stage = finetune.train_params(config, "bal", "UB").as_config()
-    assert params["training"] == {**stage["training"], "max_steps": 300}  # only the steps differ
+    # only the steps and the evaluations (the learning curve's points) differ
+    assert params["training"] == {**stage["training"], "max_steps": 300, "eval_every": 50}
+    assert corpora.finetune_histories(config)[0] == corpora.finetune_evals(config)[0].replace("eval.", "training.")
     assert {k: v for k, v in params.items() if k != "training"} == {k: v for k, v in stage.items() if k != "training"}
     mechanism_params = corpora.mechanism_params(config, "rev").as_config()
     assert mechanism_params["subject"] == "rev" and mechanism_params["spelling"] == {

@@ -136,6 +136,7 @@ rule corpus_pairs:
         icl=corpora_plan.icl_predictions(config),
         finetune=corpora_plan.finetune_evals(config),
         manipulation=corpora_plan.manipulations(config),
+        histories=corpora_plan.finetune_histories(config),
     output:
         **table_outputs("corpus_pairs"),
     params:
@@ -144,7 +145,7 @@ rule corpus_pairs:
         log_path("corpus_pairs"),
     run:
         run_writer(write_corpus_pairs, log, output, input.heads, input.icl, input.finetune, input.manipulation,
-                   params.section["roles"], Provenance(params.section))
+                   input.histories, params.section, Provenance(params.section))
 
 
 rule figure_corpora:

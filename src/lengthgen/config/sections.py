@@ -96,14 +96,13 @@ def protocol_section(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:
     return merged
 
 
-def finetune_training(finetune: dict, family: str, max_steps: int | None = None) -> TrainSettings:
-    """The engine settings of one task family, and the one place its steps are decided: `max_steps`
-    where the caller fixes them (the corpora's short run), else, with `epochs` over a fixed training
-    set, the steps those epochs take, else the section's `training.max_steps`."""
-    training, epochs = dict(finetune["training"]), per_family(finetune["epochs"], family)
-    if max_steps is not None:
-        training["max_steps"] = max_steps
-    elif epochs and finetune["train_examples"]:
+def finetune_training(finetune: dict, family: str, fixed: dict | None = None) -> TrainSettings:
+    """The engine settings of one task family, and the one place its steps are decided: `fixed`
+    training settings where the caller sets them (the corpora's short run: its steps and how often it
+    evaluates), else, with `epochs` over a fixed training set, the steps those epochs take, else the
+    section's `training.max_steps`."""
+    training, epochs = {**finetune["training"], **(fixed or {})}, per_family(finetune["epochs"], family)
+    if epochs and finetune["train_examples"] and "max_steps" not in (fixed or {}):
         batches = -(-(finetune["train_examples"] - held_out(finetune)) // training["batch_size"])
         training["max_steps"] = epochs * batches
     return TrainSettings.from_config(training)
@@ -118,7 +117,7 @@ def held_out(finetune: dict) -> int:
 
 
 def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL,
-                          max_steps: int | None = None) -> dict:
+                          fixed: dict | None = None) -> dict:
     """Everything fine-tuning one task under one protocol depends on, but the model: its data
     settings, format, lengths and training (the workflow's job parameters, and what
     `finetune_model` reads)."""
@@ -130,7 +129,7 @@ def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_
         "max_length": max(LengthBin.parse(b).high for b in finetune_bins(finetune)[task.family]),
         **({"curve_lengths": curve} if (curve := curve_bin(finetune, task.family)) else {}),
         "train_examples": finetune["train_examples"],
-        "training": finetune_training(finetune, task.family, max_steps),
+        "training": finetune_training(finetune, task.family, fixed),
         # only when held out, so a stream-validated run's parameters (and its cached jobs) stay as they were
         **({"holdout": held_out(finetune)} if held_out(finetune) else {}),
         # likewise only where they differ from the pretrained model's best weights

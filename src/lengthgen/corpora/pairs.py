@@ -11,10 +11,14 @@ test on the models' own errors, which says it measured no between-seed variation
   natural's wider than balanced's and backward-only's;
 - CONTROL: the reversed models' forward minus backward above 0 (the language flipped, the repeats not);
 - HEAD_START: fine-tuned alike, the balanced models ahead of the natural ones on UB, and ahead of the
-  forward-only ones (what the reversed copies give beyond any extra copying), per test bin;
-- EXTRA_COPYING and OTHER_TASKS (no claim): forward-only and backward-only against natural on the
-  fine-tuned tasks, and the balanced models on the tasks the insertions do not resemble (UL, UR)
-  and on UF: whether a head start is contamination by copies that look like the task.
+  forward-only ones (what the reversed copies give beyond any extra copying), per test bin, and
+  along the learning curve (`curves.py`: fewer steps to reach the in-distribution accuracy, and
+  ahead beyond training at fixed steps);
+- UNCHANGED: the balanced models where the natural ones are on the forward tasks (UR, UF), a claim
+  of no change judged against an equivalence margin (the findings' `margin`);
+- EXTRA_COPYING and OTHER_TASKS (no claim): forward-only and backward-only against natural on UB,
+  and the balanced models on UL, a retrieval task the insertions do not resemble: whether a head
+  start is contamination by copies that look like the task.
 
 A stage that did not run, or an arm a comparison needs that the config does not name, gives no rows.
 """
@@ -33,12 +37,14 @@ from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
 from ..stats import Z95, runs_comparison, wilson
+from . import curves as curve_measures
 from . import finetuned, heads, incontext, manipulation
 
 MANIPULATION = "the corpus's reversed copies were learnt"
 PREFERENCE = "the induction preference narrows with the corpus"
 CONTROL = "reversed keeps the induction preference"
 HEAD_START = "balanced gives backward tasks a head start"
+UNCHANGED = "balanced leaves the forward tasks as they were"
 EXTRA_COPYING = "what any extra copying gives (no claim)"
 OTHER_TASKS = "balanced on tasks unlike its copies (no claim)"
 
@@ -47,7 +53,11 @@ TAKERS = (BALANCED, BACKWARD_ONLY)  # the arms whose corpora hold reversed copie
 # the measures in both directions: (name in the table, what forward and backward are)
 COPY, IN_CONTEXT, HEADS = "copy continuation", "tf_symbol_accuracy", "best head score"
 BACKWARD_TASK, FORWARD_MIRROR = "UB", "UF"
-OTHER = ("UL", "UR", "UF")  # fine-tuned tasks the balanced model is compared on without a claim
+FORWARD_TASKS = ("UR", "UF")  # the balanced models should leave these where the natural ones are
+OTHER = ("UL",)  # a fine-tuned task the balanced model is compared on without a claim
+# the learning curve's measures (`curves.py`)
+STEPS = "steps to reach in distribution"
+AT_STEP = "beyond training at step {step}"
 
 SCHEMA = {
     "comparison": pl.String, "model": pl.String, "first": pl.String, "second": pl.String, "measure": pl.String,
@@ -155,11 +165,12 @@ def direction_rows(measures: dict[str, dict[str, list[Directions]]]) -> list[dic
 
 def finetune_rows(evals: pl.DataFrame, roles: dict[str, list[str]]) -> list[dict]:
     """HEAD_START on UB (balanced against natural and against forward-only), EXTRA_COPYING (forward-
-    and backward-only against natural on UB) and OTHER_TASKS, per test bin, over the arms' models."""
+    and backward-only against natural on UB), UNCHANGED (UR, UF) and OTHER_TASKS (UL), per test bin,
+    over the arms' models."""
     ub = (BACKWARD_TASK,)
     plans = [(HEAD_START, BALANCED, NATURAL, ub), (HEAD_START, BALANCED, FORWARD_ONLY, ub),
              (EXTRA_COPYING, FORWARD_ONLY, NATURAL, ub), (EXTRA_COPYING, BACKWARD_ONLY, NATURAL, ub),
-             (OTHER_TASKS, BALANCED, NATURAL, OTHER)]
+             (UNCHANGED, BALANCED, NATURAL, FORWARD_TASKS), (OTHER_TASKS, BALANCED, NATURAL, OTHER)]
     rows = []
     for comparison, first, second, tasks in plans:
         if not (roles.get(first) and roles.get(second)):
@@ -175,12 +186,46 @@ def finetune_rows(evals: pl.DataFrame, roles: dict[str, list[str]]) -> list[dict
     return rows
 
 
-def corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles: dict[str, list[str]]) -> pl.DataFrame:
+def curve_rows(curves: list[curve_measures.Curve], roles: dict[str, list[str]], reach: float,
+               steps: list[int]) -> list[dict]:
+    """UB's learning curves, the arms as `finetune_rows` pairs them on UB: steps to `reach` in
+    distribution (the first arm named expected to need fewer: the row's first side is the other),
+    and the first bin beyond training at each of `steps`."""
+    runs = [c for c in curves if c.task == BACKWARD_TASK]
+    if not runs:
+        return []
+    last = max(c.max_steps + c.eval_every for c in runs)
+    plans = [(HEAD_START, BALANCED, NATURAL), (HEAD_START, BALANCED, FORWARD_ONLY),
+             (EXTRA_COPYING, FORWARD_ONLY, NATURAL), (EXTRA_COPYING, BACKWARD_ONLY, NATURAL)]
+    rows = []
+    for comparison, first, second in plans:
+        if not (roles.get(first) and roles.get(second)):
+            continue
+        name = f"{first} vs {second}"
+
+        def measured(arm, measure, *args):
+            return [r for m in roles[arm] if (r := measure(runs, m, BACKWARD_TASK, *args))]
+
+        sides = [measured(arm, curve_measures.steps_to_reach, reach) for arm in (second, first)]
+        if all(sides):
+            rows.append(_compare(comparison, name, f"steps to {reach} on {second}", f"steps to {reach} on {first}",
+                                 STEPS, *sides, (0.0, last), BACKWARD_TASK, runs[0].train_lengths, False))
+        for step in steps:
+            sides = [measured(arm, curve_measures.beyond_at_step, step) for arm in (first, second)]
+            if all(sides):
+                rows.append(_compare(comparison, name, f"{BACKWARD_TASK} on {first} at step {step}",
+                                     f"{BACKWARD_TASK} on {second} at step {step}", AT_STEP.format(step=step),
+                                     *sides, (0.0, 1.0), BACKWARD_TASK, runs[0].curve_lengths, True))
+    return rows
+
+
+def corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles: dict[str, list[str]],
+                 history_paths=None, reach: float = 0.9, steps: tuple[int, ...] = ()) -> pl.DataFrame:
     """Every comparison of the corpus experiment (the module's list) from the mechanism stage's
     heads files, the in-context stage's prediction files, the fine-tuning stage's evaluation files
-    and the manipulation check's files, for the arms in `roles` (corpus -> its models, one per
-    pretraining seed); any of them None or empty (its stage off): the rows the others give. Rows
-    that pool every length have bin "all"."""
+    and training histories, and the manipulation check's files, for the arms in `roles` (corpus ->
+    its models, one per pretraining seed); any of them None or empty (its stage off): the rows the
+    others give. Rows that pool every length have bin "all"."""
     measures: dict[str, dict[str, list[Directions]]] = {}
     readers = ((COPY, manipulation_paths, None, copy_directions), (IN_CONTEXT, icl_paths, incontext.COLUMNS, icl_directions),
                (HEADS, heads_paths, None, head_directions))
@@ -191,14 +236,18 @@ def corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, rol
     rows = direction_rows(measures)
     if (evals := _read(finetune_paths, finetuned.COLUMNS)) is not None:
         rows += finetune_rows(evals, roles)
+    rows += curve_rows(curve_measures.read_curves(history_paths), roles, reach, list(steps))
     return pl.DataFrame([{name: r.get(name, "all" if name == "bin" else None) for name in SCHEMA} for r in rows],
                         schema=SCHEMA)
 
 
-def write_corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles: dict[str, list[str]],
-                       provenance: Provenance, outputs) -> None:
-    """roles: corpus -> its registry models (`corpora` in the config)."""
-    write_table(corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, roles), outputs,
+def write_corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, history_paths,
+                       section: dict, provenance: Provenance, outputs) -> None:
+    """section: the rule's parameters (`plan.corpora.pairs_params`): roles, corpus -> its registry
+    models (`corpora` in the config), and the short fine-tuning's settings."""
+    curve = section["finetune"]
+    write_table(corpus_pairs(heads_paths, icl_paths, finetune_paths, manipulation_paths, section["roles"],
+                             history_paths, curve["reach"], tuple(curve["curve_steps"])), outputs,
                 provenance.record(),
                 title="Corpora: the arms compared over their pretraining seeds, on the same prompts and examples "
                       "(95% intervals; Welch's t over the seeds, a z test where an arm has one)")

@@ -68,13 +68,21 @@ def finetune_tasks(config: dict) -> list[str]:
 
 
 def finetune_params(config: dict, name: str, task: str) -> dict:
-    """The fine-tuning stage's job parameters for this model and task, with the short run's steps."""
-    return finetune.train_params(config, model(config, name), task, max_steps=config["corpora"]["finetune"]["max_steps"])
+    """The fine-tuning stage's job parameters for this model and task, with the short run's steps
+    and evaluations (its learning curve's points)."""
+    section = config["corpora"]["finetune"]
+    return finetune.train_params(config, model(config, name), task,
+                                 fixed={"max_steps": section["max_steps"], "eval_every": section["eval_every"]})
 
 
 def finetune_evals(config: dict) -> list[str]:
     return [f"{CORPUS_FINETUNE.format(model=m, task=t, seed=s)}/eval.parquet"
             for m, t, s in product(models(config), finetune_tasks(config), config["seeds"])]
+
+
+def finetune_histories(config: dict) -> list[str]:
+    """Every short fine-tuning's training history (its learning curve), in the order of `finetune_evals`."""
+    return [path.replace("/eval.parquet", "/training.parquet") for path in finetune_evals(config)]
 
 
 def finetune_data(config: dict) -> list[str]:

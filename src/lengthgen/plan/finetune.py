@@ -28,11 +28,11 @@ def protocols(config: dict) -> list[str]:
 
 
 def train_params(config: dict, model: str, task: str, protocol: str = DEFAULT_PROTOCOL,
-                 max_steps: int | None = None) -> FinetuneTaskSettings:
+                 fixed: dict | None = None) -> FinetuneTaskSettings:
     """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths,
-    training (`max_steps`: a caller's fixed budget, `config.sections.finetune_training`)."""
+    training (`fixed`: a caller's own training settings, `config.sections.finetune_training`)."""
     return FinetuneTaskSettings.from_config({"model": config["models"][model],
-                                             **finetune_task_section(config, task, protocol, max_steps)})
+                                             **finetune_task_section(config, task, protocol, fixed)})
 
 
 def eval_params(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> FinetuneEvalSettings:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..corpora.pairs import CONTROL, HEAD_START, MANIPULATION, NATURAL, PREFERENCE, TAKERS
+from ..corpora.pairs import AT_STEP, CONTROL, HEAD_START, MANIPULATION, NATURAL, PREFERENCE, STEPS, TAKERS, UNCHANGED
 from ..references import (
     IN_CONTEXT_SETTING,
     LOREM,
@@ -82,6 +82,7 @@ CORPUS_MANIPULATION = "the corpora with reversed copies taught them (the manipul
 CORPUS_PREFERENCE = "the induction preference narrows after pretraining on reversed copies"
 CORPUS_CONTROL = "the reversed corpus keeps the natural induction preference"
 CORPUS_HEAD_START = "fine-tuning from the balanced corpus starts the backward task ahead, beyond any extra copying"
+CORPUS_UNCHANGED = "fine-tuned from the balanced corpus, the forward tasks (UR, UF) stay where they were (within the margin)"
 
 
 # -- findings 1 and 3: the theory's split of length-bin pairs -----------------------------------
@@ -249,10 +250,13 @@ def mechanism_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None
 # Which claim each of corpus_pairs' comparisons serves (its no-claim rows are there to read, not
 # judged), and what each measure is.
 CORPUS_CLAIMS = {MANIPULATION: CORPUS_MANIPULATION, PREFERENCE: CORPUS_PREFERENCE, CONTROL: CORPUS_CONTROL,
-                 HEAD_START: CORPUS_HEAD_START}
+                 HEAD_START: CORPUS_HEAD_START, UNCHANGED: CORPUS_UNCHANGED}
+CORPUS_AGREE = {UNCHANGED}  # claims of no change: the two sides agree within the margin
 CORPUS_MEASURES = {"copy continuation": "teacher-forced accuracy continuing inserted copies",
                    "tf_symbol_accuracy": "teacher-forced symbol accuracy in context",
-                   "best head score": "best head's mean attention", "teacher_forced": "teacher-forced exact match"}
+                   "best head score": "best head's mean attention", "teacher_forced": "teacher-forced exact match",
+                   STEPS: "fine-tuning steps to reach the in-distribution accuracy (fewer on the second)"}
+CURVE_STEP = AT_STEP.split("{")[0]  # the learning curve's measures beyond training, one per step
 DID_NOT_TAKE = "the manipulation check did not show that {arm} learnt its reversed copies"
 
 
@@ -279,16 +283,21 @@ def corpus_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
     check; an arm that fails it has its other comparisons marked `not learnt`: the corpus did not
     take); the corpus x direction interaction (forward minus backward, natural's wider); the
     reversed models still prefer the forward direction; fine-tuned alike, the balanced models ahead
-    on UB of the natural and of the forward-only ones, per test bin. The paper has no numbers for it."""
+    on UB of the natural and of the forward-only ones, per test bin and along the learning curve; and
+    on the forward tasks (UR, UF) where the natural ones are, within the margin (an equivalence claim,
+    judged as a mirror pair's agreement). The paper has no numbers for it."""
     finding = FINDINGS[7]
     if (nothing := nothing_to_compare(finding, pairs)) is not None:
         return nothing
     failed = _manipulation_failed(pairs)
-    judged = pairs.filter(pl.col("comparison").is_in(list(CORPUS_CLAIMS)) & pl.col("measure").is_in(list(CORPUS_MEASURES)))
+    judged = pairs.filter(pl.col("comparison").is_in(list(CORPUS_CLAIMS))
+                          & (pl.col("measure").is_in(list(CORPUS_MEASURES)) | pl.col("measure").str.starts_with(CURVE_STEP)))
     rows = []
     for pair in judged.iter_rows(named=True):
-        row = comparison_row(finding, CORPUS_CLAIMS[pair["comparison"]], ABOVE, pair, system=pair["model"],
-                             measure=CORPUS_MEASURES[pair["measure"]], length=pair["bin"])
+        measure = CORPUS_MEASURES.get(pair["measure"], f"teacher-forced accuracy {pair['measure']} of fine-tuning")
+        row = comparison_row(finding, CORPUS_CLAIMS[pair["comparison"]],
+                             AGREE if pair["comparison"] in CORPUS_AGREE else ABOVE, pair, system=pair["model"],
+                             measure=measure, length=pair["bin"])
         arm = _arm_of(pair)
         if pair["comparison"] != MANIPULATION and arm in failed:
             row.update(learnt=False, note=failed[arm])
@@ -315,7 +324,8 @@ FINDINGS: dict[int, Finding] = {finding.number: finding for finding in (
     # Beyond the paper (SPEC 8): no paper numbers. Fine-tuning's head start is judged per test bin, as
     # finding 3 is (the other claims pool every length: bin "all").
     Finding(7, "beyond the paper", "the induction preference follows the pretraining data", "corpus_pairs",
-            (CORPUS_MANIPULATION, CORPUS_PREFERENCE, CORPUS_CONTROL, CORPUS_HEAD_START), corpus_finding, by_length=True),
+            (CORPUS_MANIPULATION, CORPUS_PREFERENCE, CORPUS_CONTROL, CORPUS_HEAD_START, CORPUS_UNCHANGED), corpus_finding,
+            by_length=True),
 )}
 
 
