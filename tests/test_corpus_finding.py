@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from matplotlib.colors import to_hex
 
+from lengthgen.corpora.curves import Curve, read_curves
 from lengthgen.corpora.pairs import (
     CONTROL,
     COPY,
@@ -31,7 +32,6 @@ from lengthgen.corpora.pairs import (
     icl_directions,
     write_corpus_pairs,
 )
-from lengthgen.corpora.curves import Curve, read_curves
 from lengthgen.engine.run import write_history
 from lengthgen.records.files import read_frame
 from lengthgen.records.provenance import Provenance
