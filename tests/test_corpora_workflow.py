@@ -27,7 +27,7 @@ def test_the_corpora_experiment_end_to_end(tmp_path):
     config["mechanism"] = {"models": [], "lengths": [3], "instances": 4, "shots": 2}
     config["pretrain"] = {"corpus_chars": 20_000}
     config["models"]["tiny_natural_1"] = {"path": str(save_tiny_model(tmp_path / "natural_1", initializer_range=0.05))}
-    config["corpora"] = {**{c: [f"tiny_{c}"] for c in CORPORA}, "finetune": {"max_steps": 2, "tasks": ["UB"]},
+    config["corpora"] = {**{c: [f"tiny_{c}"] for c in CORPORA}, "finetune": {"max_steps": 2, "tasks": ["UF", "UB"]},
                          "statistics": {"ns": [2, 3], "window": 32}, "manipulation": {"examples": 4, "context": 96}}
     config["corpora"]["natural"].append("tiny_natural_1")
     run = snakemake(tmp_path, config)

@@ -417,7 +417,7 @@ def test_the_table_has_every_finding_in_order_and_its_markdown_opens_with_the_ve
     markdown = findings_markdown(frame, {"config_hash": "abc", "code_version": "0.1.0"})
     assert markdown.startswith("# Did the paper's findings reproduce here?")
     glance, details = markdown.split("## The comparisons")
-    assert glance.count("| **shown** |") == 2 and glance.count("| **not run** |") == 12
+    assert glance.count("| **shown** |") == 2 and glance.count("| **not run** |") == 13
     assert "UR: 0.99 [0.94, 1.04]" in details and "McNemar exact, p = 0.001, 100 pairs" in details
     assert "0.99 vs 0.47 (App. B, APE, 101-150)" in details and "config hash abc" in markdown
 
