@@ -52,7 +52,7 @@ embedded: setup
 
 # Remakes the corpora experiment's models (resources/corpora/): the pretrain stage on each corpus
 # variant and pretraining seed of configs/corpora.yaml, then a copy of each with its provenance, as
-# resources/corpora/CORPUS/seedN/ (about 40 CPU-minutes a model on 2 CPU cores).
+# resources/corpora/CORPUS/seedN/ (26-31 CPU-minutes a model on this 2-core machine).
 corpora: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml configs/corpora.yaml --cores $(CORES)
 	for run in results/pretrain/*/gpt2/seed*; do \

