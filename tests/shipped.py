@@ -2,4 +2,4 @@
 the one list the registry, packaging and plan tests hold shipped_models.yaml and config.yaml to."""
 
 SHIPPED_CORPORA = [("natural", 0), ("natural", 1), ("balanced", 0), ("reversed", 0), ("reversed", 1),
-                   ("forward-only", 0)]
+                   ("forward-only", 0), ("backward-only", 0), ("backward-only", 1)]
