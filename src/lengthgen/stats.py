@@ -368,6 +368,13 @@ def seed_level_accuracy(outcomes: Sequence[Sequence[bool]]) -> tuple[float, floa
 
 
 # -- independently trained models: arms of pretraining seeds --------------------------------------
+def runs_mean(runs: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(mean, standard error) over independent runs: runs[i] = (run i's value, its own standard
+    error). The variance between the runs, never below their own measurement error."""
+    mean, variance, _ = _arm(runs)
+    return mean, math.sqrt(variance)
+
+
 def _arm(runs: Sequence[tuple[float, float]]) -> tuple[float, float, int]:
     """(mean, squared standard error, models) of one arm: runs[i] = (model i's value, its standard
     error over examples). The variance between the models, never below their own sampling error."""

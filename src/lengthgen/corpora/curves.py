@@ -19,7 +19,7 @@ import numpy as np
 
 from ..records.files import read_frame
 from ..records.tables import read_provenance
-from ..stats import Z95, wilson
+from ..stats import Z95, runs_mean, wilson
 
 
 @dataclass(frozen=True)
@@ -68,20 +68,12 @@ def read_curves(paths) -> list[Curve]:
     return curves
 
 
-def _over_seeds(values: list[float], within: list[float]) -> tuple[float, float]:
-    """(mean over a model's fine-tuning seeds, its standard error: the seeds' spread, never below
-    their own measurement error)."""
-    array = np.array(values, dtype=float)
-    between = float(np.var(array, ddof=1)) if array.size > 1 else 0.0
-    return float(array.mean()), math.sqrt(max(between, float(np.mean(np.square(within)))) / array.size)
-
-
 def steps_to_reach(curves: list[Curve], model: str, task: str, reach: float) -> tuple[float, float] | None:
     """A model's steps to `reach` in distribution on a task, over its fine-tuning seeds."""
     runs = [c for c in curves if c.model == model and c.task == task]
     if not runs:
         return None
-    return _over_seeds([c.steps_to(reach) for c in runs], [c.eval_every / math.sqrt(12) for c in runs])
+    return runs_mean([(c.steps_to(reach), c.eval_every / math.sqrt(12)) for c in runs])
 
 
 def beyond_at_step(curves: list[Curve], model: str, task: str, step: int) -> tuple[float, float] | None:
@@ -91,8 +83,8 @@ def beyond_at_step(curves: list[Curve], model: str, task: str, step: int) -> tup
              if (value := c.beyond_at(step)) is not None]
     if not found:
         return None
-    errors = []
+    measured = []
     for value, examples in found:
         low, high = wilson(round(value * examples), examples)
-        errors.append((high - low) / (2 * Z95))
-    return _over_seeds([value for value, _ in found], errors)
+        measured.append((value, (high - low) / (2 * Z95)))
+    return runs_mean(measured)

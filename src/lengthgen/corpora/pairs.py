@@ -55,6 +55,9 @@ COPY, IN_CONTEXT, HEADS = "copy continuation", "tf_symbol_accuracy", "best head 
 BACKWARD_TASK, FORWARD_MIRROR = "UB", "UF"
 FORWARD_TASKS = ("UR", "UF")  # the balanced models should leave these where the natural ones are
 OTHER = ("UL",)  # a fine-tuned task the balanced model is compared on without a claim
+# UB's comparisons (claim, first arm, second arm), on the test bins and along the learning curve
+UB_PLANS = ((HEAD_START, BALANCED, NATURAL), (HEAD_START, BALANCED, FORWARD_ONLY),
+            (EXTRA_COPYING, FORWARD_ONLY, NATURAL), (EXTRA_COPYING, BACKWARD_ONLY, NATURAL))
 # the learning curve's measures (`curves.py`)
 STEPS = "steps to reach in distribution"
 AT_STEP = "beyond training at step {step}"
@@ -167,10 +170,8 @@ def finetune_rows(evals: pl.DataFrame, roles: dict[str, list[str]]) -> list[dict
     """HEAD_START on UB (balanced against natural and against forward-only), EXTRA_COPYING (forward-
     and backward-only against natural on UB), UNCHANGED (UR, UF) and OTHER_TASKS (UL), per test bin,
     over the arms' models."""
-    ub = (BACKWARD_TASK,)
-    plans = [(HEAD_START, BALANCED, NATURAL, ub), (HEAD_START, BALANCED, FORWARD_ONLY, ub),
-             (EXTRA_COPYING, FORWARD_ONLY, NATURAL, ub), (EXTRA_COPYING, BACKWARD_ONLY, NATURAL, ub),
-             (UNCHANGED, BALANCED, NATURAL, FORWARD_TASKS), (OTHER_TASKS, BALANCED, NATURAL, OTHER)]
+    plans = [(*plan, (BACKWARD_TASK,)) for plan in UB_PLANS] + [
+        (UNCHANGED, BALANCED, NATURAL, FORWARD_TASKS), (OTHER_TASKS, BALANCED, NATURAL, OTHER)]
     rows = []
     for comparison, first, second, tasks in plans:
         if not (roles.get(first) and roles.get(second)):
@@ -195,10 +196,8 @@ def curve_rows(curves: list[curve_measures.Curve], roles: dict[str, list[str]], 
     if not runs:
         return []
     last = max(c.max_steps + c.eval_every for c in runs)
-    plans = [(HEAD_START, BALANCED, NATURAL), (HEAD_START, BALANCED, FORWARD_ONLY),
-             (EXTRA_COPYING, FORWARD_ONLY, NATURAL), (EXTRA_COPYING, BACKWARD_ONLY, NATURAL)]
     rows = []
-    for comparison, first, second in plans:
+    for comparison, first, second in UB_PLANS:
         if not (roles.get(first) and roles.get(second)):
             continue
         name = f"{first} vs {second}"
