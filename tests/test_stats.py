@@ -21,6 +21,7 @@ from lengthgen.stats import (
     verdict,
     widen,
     wilson,
+    wilson_error,
 )
 
 
@@ -31,6 +32,12 @@ def test_wilson_interval_matches_the_formula_and_stays_inside_zero_and_one():
     low, high = wilson(30, 100)
     assert low < 0.3 < high and high - low == pytest.approx(0.1769, abs=1e-3)
     assert all(math.isnan(v) for v in wilson(0, 0))
+
+
+def test_wilson_error_is_half_the_interval_in_z_units_and_positive_at_the_bounds():
+    assert wilson_error(5, 10) == pytest.approx((0.7634 - 0.2366) / (2 * 1.96), abs=1e-3)
+    assert wilson_error(0, 10) == pytest.approx(0.2775 / (2 * 1.96), abs=1e-3)  # a run at 0 still has error
+    assert wilson_error(10, 10) == pytest.approx(wilson_error(0, 10))
 
 
 def test_exact_binomial_and_mcnemar_count_only_the_discordant_pairs():

@@ -40,6 +40,13 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def wilson_error(successes: int, trials: int) -> float:
+    """A standard error for successes / trials that stays positive at 0 and at 1: the width of
+    Wilson's 95% interval over 2 z, what a run contributes as its own measurement error."""
+    low, high = wilson(successes, trials)
+    return (high - low) / (2 * Z95)
+
+
 def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, reps: int = BOOTSTRAP,
                    seed: int = 0) -> tuple[float, float]:
     """Percentile 95% interval of the mean, resampling values (or whole clusters of them)."""
@@ -361,8 +368,7 @@ def seed_level_accuracy(outcomes: Sequence[Sequence[bool]]) -> tuple[float, floa
         right, trials = sum(bool(v) for v in outcomes[0]), len(outcomes[0])
         return (right / trials if trials else math.nan, *wilson(right, trials))
     means = np.array([sum(bool(v) for v in seed) / len(seed) for seed in outcomes])
-    within = np.array([(high - low) / (2 * Z95) for low, high in (wilson(sum(bool(v) for v in seed), len(seed))
-                                                                   for seed in outcomes)])
+    within = np.array([wilson_error(sum(bool(v) for v in seed), len(seed)) for seed in outcomes])
     mean, low, high, _ = _seed_mean_interval(means, within, (0.0, 1.0))
     return mean, low, high
 

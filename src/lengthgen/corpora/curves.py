@@ -19,7 +19,7 @@ import numpy as np
 
 from ..records.files import read_frame
 from ..records.tables import read_provenance
-from ..stats import Z95, runs_mean, wilson
+from ..stats import runs_mean, wilson_error
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,4 @@ def beyond_at_step(curves: list[Curve], model: str, task: str, step: int) -> tup
              if (value := c.beyond_at(step)) is not None]
     if not found:
         return None
-    measured = []
-    for value, examples in found:
-        low, high = wilson(round(value * examples), examples)
-        measured.append((value, (high - low) / (2 * Z95)))
-    return runs_mean(measured)
+    return runs_mean([(value, wilson_error(round(value * examples), examples)) for value, examples in found])

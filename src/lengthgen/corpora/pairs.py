@@ -36,7 +36,7 @@ from ..mechanism.tables import best_head
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
-from ..stats import Z95, runs_comparison, wilson
+from ..stats import runs_comparison, wilson_error
 from . import curves as curve_measures
 from . import finetuned, heads, incontext, manipulation
 
@@ -129,8 +129,7 @@ def finetuned_accuracy(evals: pl.DataFrame, model: str, task: str, length_bin: s
     if not rows.height:
         return None
     right, trials = int(rows["teacher_forced"].sum()), rows.height
-    low, high = wilson(right, trials)
-    return right / trials, (high - low) / (2 * Z95)
+    return right / trials, wilson_error(right, trials)
 
 
 def _compare(comparison: str, name: str, first: str, second: str, measure: str, first_runs, second_runs,
