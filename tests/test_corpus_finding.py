@@ -223,6 +223,7 @@ def test_the_manipulation_check_compares_reversed_copies_over_the_pretraining_se
     assert balanced["difference"] == pytest.approx(0.4) and balanced["p"] == pytest.approx(welch_p([0.5, 0.6], [0.1, 0.2]))
     backward_only = row(pairs, MANIPULATION, COPY, model="backward-only vs natural")
     assert backward_only["test"] == "Welch t over 1 and 2 pretraining seeds"
+    assert len(backward_only["first_per_seed"]) == 1 and balanced["second_per_seed"] == pytest.approx([0.1, 0.2])
     assert backward_only["difference"] == pytest.approx(-0.05) and backward_only["p"] > 0.05
 
 
@@ -234,6 +235,7 @@ def test_the_interaction_compares_each_models_forward_minus_backward(stages):
         assert (found["first"], found["second"]) == ("natural: forward minus backward", "balanced: forward minus backward")
         assert found["difference"] == pytest.approx(np.mean(natural) - np.mean(balanced))
         assert found["p"] == pytest.approx(welch_p(natural, balanced))
+        assert found["first_per_seed"] == pytest.approx(natural) and found["second_per_seed"] == pytest.approx(balanced)
     assert row(pairs, PREFERENCE, HEADS, model="natural vs backward-only")["first_value"] == pytest.approx(0.6)
     extra = row(pairs, EXTRA_COPYING, HEADS)  # forward-only widens the gap: no claim
     assert extra["model"] == "forward-only vs natural" and extra["difference"] == pytest.approx(0.8 - 0.6)
@@ -246,6 +248,7 @@ def test_the_reversed_control_is_its_own_forward_minus_backward_against_zero(sta
     assert (heads["model"], heads["first"], heads["second"]) == ("reversed", "forward on reversed", "backward on reversed")
     assert heads["test"] == "z, one pretraining seed" and heads["difference"] == pytest.approx(0.5)
     assert heads["seeds"] == 1 and heads["p"] == 0.0  # no spread over its prompts: one seed says nothing of others
+    assert heads["first_per_seed"] == pytest.approx([0.5]) and heads["second_per_seed"] is None
 
 
 def test_fine_tuned_arms_are_compared_per_test_bin_with_the_controls_for_contamination(stages):
