@@ -311,10 +311,13 @@ def test_a_stage_off_or_an_arm_missing_gives_the_rows_of_the_others(stages, tmp_
     # only natural and reversed: the control alone
     alone = corpus_pairs(heads, icl, finetune, manipulation, {"natural": ["nat0"], "reversed": ["rev0"]})
     assert set(alone["comparison"]) == {CONTROL}
-    outputs = SimpleNamespace(parquet=tmp_path / "corpus_pairs.parquet", markdown=tmp_path / "corpus_pairs.md")
+    outputs = SimpleNamespace(parquet=tmp_path / "corpus_pairs.parquet", markdown=tmp_path / "corpus_pairs.md",
+                              csv=tmp_path / "corpus_pairs.csv")
     section = {"roles": ROLES, "finetune": {"reach": 0.9, "curve_steps": [100]}}
     write_corpus_pairs(heads, icl, finetune, manipulation, None, section, Provenance({"corpora": ROLES}), outputs)
     assert read_frame(outputs.parquet).height == corpus_pairs(*stages, ROLES).height
+    written = pl.read_csv(outputs.csv)  # the report's twin holds the per-seed lists as text
+    assert written.height == read_frame(outputs.parquet).height and "0.5, 0.6" in written["first_per_seed"].to_list()
     assert read_provenance(outputs.parquet)["config"] == {"corpora": ROLES}
     assert outputs.markdown.read_text().startswith("# Corpora: the arms compared over their pretraining seeds")
 

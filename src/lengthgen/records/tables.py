@@ -64,8 +64,14 @@ def to_markdown(frame: pl.DataFrame, float_digits: int = 3) -> str:
 
 
 def csv_text(frame: pl.DataFrame) -> str:
-    """The table as CSV for the report (columns that are all null dropped)."""
-    return frame.select([c for c in frame.columns if frame[c].dtype != pl.Null]).write_csv()
+    """The table as CSV for the report (columns that are all null dropped; a list column, which CSV
+    cannot hold, as its values joined by ", ", the way the markdown shows it)."""
+    def column(name: str) -> pl.Expr:
+        if isinstance(frame[name].dtype, pl.List):
+            return pl.col(name).list.eval(pl.element().cast(pl.String)).list.join(", ")
+        return pl.col(name)
+
+    return frame.select([column(c) for c in frame.columns if frame[c].dtype != pl.Null]).write_csv()
 
 
 def write_table(frame: pl.DataFrame, paths, provenance: dict, title: str = "", markdown: str | None = None) -> None:
