@@ -40,11 +40,15 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def wilson_error(successes: int, trials: int) -> float:
-    """A standard error for successes / trials that stays positive at 0 and at 1: the width of
-    Wilson's 95% interval over 2 z, what a run contributes as its own measurement error."""
-    low, high = wilson(successes, trials)
+def interval_error(low: float, high: float) -> float:
+    """The standard error a 95% interval implies: its width over 2 z."""
     return (high - low) / (2 * Z95)
+
+
+def wilson_error(successes: int, trials: int) -> float:
+    """A standard error for successes / trials that stays positive at 0 and at 1: Wilson's
+    interval's, what a run contributes as its own measurement error."""
+    return interval_error(*wilson(successes, trials))
 
 
 def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, reps: int = BOOTSTRAP,
@@ -344,7 +348,7 @@ def seed_level_comparison(first: Sequence[Sequence[bool]], second: Sequence[Sequ
         return {**pooled, **leaning}
 
     def se(low, high):
-        return np.array([(c[high] - c[low]) / (2 * Z95) for c in per_seed])
+        return np.array([interval_error(c[low], c[high]) for c in per_seed])
 
     first_value, first_low, first_high, _ = _seed_mean_interval(
         np.array([c["first_value"] for c in per_seed]), se("first_low", "first_high"), (0.0, 1.0))
