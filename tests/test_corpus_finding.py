@@ -48,7 +48,17 @@ from lengthgen.results.findings import (
     findings_table,
 )
 from lengthgen.results.findings_markdown import findings_markdown
-from lengthgen.results.verdicts import CONTRADICTED, NO_PAIRS, NOISE, NOT_LEARNT, NOT_RUN, SHOWN, STAGE_OFF
+from lengthgen.results.verdicts import (
+    AT_CEILING,
+    CONTRADICTED,
+    NO_PAIRS,
+    NOISE,
+    NOT_LEARNT,
+    NOT_RUN,
+    SHOWN,
+    STAGE_OFF,
+    base_verdict,
+)
 from lengthgen.stats import t_two_sided_p
 
 ROLES = {"natural": ["nat0", "nat1"], "balanced": ["bal0", "bal1"], "reversed": ["rev0"],
@@ -336,7 +346,7 @@ def pair(comparison, measure, difference, p, model="balanced vs natural", bin_="
 
 def claims(frame: pl.DataFrame) -> dict[str, list[str]]:
     """Each claim's verdicts, one per family, in order."""
-    return {claim: rows["claim_verdict"].to_list() for (claim,), rows in
+    return {claim: [base_verdict(v) for v in rows["claim_verdict"]] for (claim,), rows in
             frame.unique(["claim", "system", "measure", "length"], maintain_order=True)
             .group_by("claim", maintain_order=True)}
 
@@ -360,7 +370,8 @@ def test_the_corpus_finding_shown():
     frame = corpus_finding(pl.DataFrame(SHOWING))
     assert claims(frame) == {CORPUS_MANIPULATION: [SHOWN], CORPUS_PREFERENCE: [SHOWN, SHOWN], CORPUS_CONTROL: [SHOWN],
                              CORPUS_HEAD_START: [SHOWN, SHOWN, SHOWN], CORPUS_UNCHANGED: [SHOWN]}
-    assert frame.height == 8 and set(frame["verdict"]) == {SHOWN}
+    assert frame.height == 8 and set(frame["verdict"]) == {"shown (2 runs)"}  # two pretraining seeds an arm
+    assert set(frame["claim_verdict"]) == {"shown (2 runs)"}
     assert set(frame["finding"]) == {7} and set(frame["source"]) == {"corpus_pairs"}
     assert frame["paper_first"].null_count() == frame.height
     head_start = frame.filter(pl.col("claim") == CORPUS_HEAD_START)
@@ -380,11 +391,34 @@ def test_an_arm_whose_manipulation_did_not_take_is_not_judged():
         pair(PREFERENCE, COPY, 0.4, 0.001, model="natural vs backward-only"),
         pair(HEAD_START, "teacher_forced", 0.3, 0.001, bin_="13-25", task="UB")]))
     verdicts = dict(zip(zip(frame["claim"], frame["system"]), zip(frame["verdict"], frame["note"])))
-    note = "the manipulation check did not show that balanced learnt its reversed copies"
-    assert verdicts[(CORPUS_MANIPULATION, "balanced vs natural")][0] == NOISE
+    note = "the manipulation check did not show that balanced learnt its reversed copies (Holm p = 0.4 over the check's 2)"
+    assert base_verdict(verdicts[(CORPUS_MANIPULATION, "balanced vs natural")][0]) == NOISE
     assert verdicts[(CORPUS_PREFERENCE, "natural vs balanced")] == (NOT_LEARNT, note)
     assert verdicts[(CORPUS_HEAD_START, "balanced vs natural")] == (NOT_LEARNT, note)
-    assert verdicts[(CORPUS_PREFERENCE, "natural vs backward-only")] == (SHOWN, "")
+    assert verdicts[(CORPUS_PREFERENCE, "natural vs backward-only")] == ("shown (2 runs)", "")
+
+
+def test_the_manipulation_gate_is_its_claims_holm_verdict_and_the_claim_is_one_family():
+    """The reviewer's case: each arm's check at p 0.031 and 0.032 reads shown alone, but over the
+    claim (two arms) Holm makes them 0.062 and 0.064: noise, so neither arm's other comparisons are
+    judged. And a claim over two arm pairs whose p 0.03 and 0.04 each read shown in a family of its
+    own reads noise as the one family it is."""
+    frame = corpus_finding(pl.DataFrame([
+        pair(MANIPULATION, COPY, 0.3, 0.031), pair(MANIPULATION, COPY, 0.3, 0.032, model="backward-only vs natural"),
+        pair(PREFERENCE, COPY, 0.4, 0.001, model="natural vs balanced")]))
+    manipulation = frame.filter(pl.col("claim") == CORPUS_MANIPULATION)
+    assert manipulation["p_holm"].to_list() == pytest.approx([0.062, 0.062])
+    assert {base_verdict(v) for v in manipulation["verdict"]} == {NOISE}
+    assert frame.filter(pl.col("claim") == CORPUS_PREFERENCE)["verdict"].to_list() == [NOT_LEARNT]
+    shown_alone = [pair(MANIPULATION, COPY, 0.3, 0.001),
+                   pair(HEAD_START, "teacher_forced", 0.3, 0.03, bin_="13-25", task="UB"),
+                   pair(HEAD_START, "teacher_forced", 0.2, 0.04, model="balanced vs forward-only", bin_="13-25", task="UB")]
+    for row in shown_alone[1:]:  # each a family of its own: shown
+        assert base_verdict(corpus_finding(pl.DataFrame([shown_alone[0], row])).filter(
+            pl.col("claim") == CORPUS_HEAD_START)["verdict"][0]) == SHOWN
+    head_start = corpus_finding(pl.DataFrame(shown_alone)).filter(pl.col("claim") == CORPUS_HEAD_START)
+    assert head_start["p_holm"].to_list() == pytest.approx([0.06, 0.06])
+    assert {base_verdict(v) for v in head_start["claim_verdict"]} == {NOISE}
 
 
 def test_the_corpus_finding_contradicted_and_noise():
@@ -400,7 +434,19 @@ def test_the_corpus_finding_contradicted_and_noise():
                              CORPUS_CONTROL: [CONTRADICTED], CORPUS_HEAD_START: [NOISE, NOISE],
                              CORPUS_UNCHANGED: [CONTRADICTED]}  # UR and UF at one bin: one family
     unchanged = frame.filter(pl.col("claim") == CORPUS_UNCHANGED)
-    assert dict(zip(unchanged["first"], unchanged["verdict"])) == {"UF on a": CONTRADICTED, "UR on a": NOISE}
+    assert dict(zip(unchanged["first"], map(base_verdict, unchanged["verdict"]))) == {"UF on a": CONTRADICTED,
+                                                                                      "UR on a": NOISE}
+
+
+def test_no_change_at_the_ceiling_is_not_shown():
+    """UF 0.99 against 0.99: an equivalence where neither side could have risen says so."""
+    at_top = {**pair(UNCHANGED, "teacher_forced", 0.0, 1.0, bin_="13-25", task="UF"), "first_value": 0.99,
+              "second_value": 0.99, "difference_low": -0.01, "difference_high": 0.01}
+    frame = corpus_finding(pl.DataFrame([pair(MANIPULATION, COPY, 0.3, 0.001), at_top]))
+    row = frame.filter(pl.col("claim") == CORPUS_UNCHANGED).row(0, named=True)
+    assert (row["verdict"], row["claim_verdict"]) == (AT_CEILING, AT_CEILING) and "ceiling" in row["note"]
+    below = corpus_finding(pl.DataFrame([pair(MANIPULATION, COPY, 0.3, 0.001), {**at_top, "second_value": 0.97}]))
+    assert base_verdict(below.filter(pl.col("claim") == CORPUS_UNCHANGED)["verdict"][0]) == SHOWN
 
 
 def test_the_corpus_finding_not_run():
@@ -421,7 +467,7 @@ def test_the_finding_reads_the_pairs_table_the_stages_make(stages):
     gated = frame.filter(pl.col("system").str.contains("backward-only"), pl.col("claim") != CORPUS_MANIPULATION)
     assert gated.height == 3 and set(gated["verdict"]) == {NOT_LEARNT}  # its check failed: the 3 measures' interaction
     glance = findings_markdown(findings_table({"corpus_pairs": corpus_pairs(*stages, ROLES)})).split("## The comparisons")[0]
-    assert f"| {CORPUS_MANIPULATION} | balanced vs natural |" in glance
+    assert f"| {CORPUS_MANIPULATION} | balanced vs natural" in glance
 
 
 # -- the pretraining figure -----------------------------------------------------------------------

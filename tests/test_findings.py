@@ -43,8 +43,9 @@ SIGNIFICANT, NOT_SIGNIFICANT = 0.001, 0.4
 
 
 def pair(first, second, first_value, second_value, p, low=None, high=None, **keys) -> dict:
-    """One row of a pairs table (the shared schema), with the difference's interval where given."""
-    return {"first": first, "second": second, "test": "McNemar exact", "pairs": 100,
+    """One row of a pairs table (the shared schema), with the difference's interval where given; three
+    training runs (a plain verdict) unless `seeds` says otherwise."""
+    return {"first": first, "second": second, "test": "McNemar exact", "pairs": 100, "seeds": 3,
             "first_value": first_value, "first_low": first_value - 0.05, "first_high": first_value + 0.05,
             "second_value": second_value, "second_low": second_value - 0.05, "second_high": second_value + 0.05,
             "difference": first_value - second_value, "difference_low": low, "difference_high": high, "p": p,
@@ -108,25 +109,30 @@ def test_an_agreement_of_two_failing_tasks_is_never_shown():
 
 
 def test_a_comparison_whose_tasks_were_never_learnt_is_not_learnt_and_counts_neither_way():
-    """From scratch NLLast 0.6 in distribution: its failure out of distribution is not one to generalise."""
+    """From scratch NLLast 0.6 in distribution: its failure out of distribution is not one to generalise.
+    Either side counts: UF 1.00 against NB 0.11 in distribution is a failure to learn NB, not a
+    length limit (the default's finding 1); against NF, learnt at 0.97, it counts."""
     table = bins_pairs([
         above("NLLast", "NB", 0.40, 0.05, SIGNIFICANT, bin_="26-32", family="copying"),
         above("NLLast", "NB", 0.60, 0.11, SIGNIFICANT, bin_="1-15", family="copying"),
         above("UF", "NB", 0.99, 0.05, SIGNIFICANT, bin_="26-32", family="copying"),
         above("UF", "NB", 1.00, 0.11, SIGNIFICANT, bin_="1-15", family="copying"),
+        above("UF", "NF", 0.99, 0.05, SIGNIFICANT, bin_="26-32", family="copying"),
+        above("UF", "NF", 1.00, 0.97, SIGNIFICANT, bin_="1-15", family="copying"),
         mirror("UR", "UL", 0.50, 0.52, -0.05, 0.04),
         mirror("UR", "UL", 0.99, 0.90, 0.05, 0.13, bin_="1-15"),  # UL never reached 0.95
     ])
     frame = from_scratch_finding(table)
-    assert verdicts(frame, "expressible tasks above") == ([NOT_LEARNT, SHOWN], [SHOWN])
+    assert verdicts(frame, "expressible tasks above") == ([NOT_LEARNT, NOT_LEARNT, SHOWN], [SHOWN])
     assert verdicts(frame, "mirror pairs agree") == ([NOT_LEARNT], [NOT_LEARNT])
     nl = frame.filter(pl.col("first") == "NLLast").row(0, named=True)
     assert (nl["first_in_distribution"], nl["second_in_distribution"]) == (0.60, 0.11)
     assert nl["first_drop"] == pytest.approx(0.2) and nl["pooled_verdict"] == SHOWN
-    assert "not learnt in distribution (NLLast 0.60 < 0.95)" in nl["note"]
-    uf = frame.filter(pl.col("first") == "UF").row(0, named=True)
-    assert uf["family_size"] == 1 and uf["second_drop"] == pytest.approx(0.06)  # the gated row is out of Holm's m
-    assert "NB 0.11 in distribution" in uf["note"]
+    assert "not learnt in distribution (NLLast 0.60, NB 0.11 < 0.95)" in nl["note"]
+    nb = frame.filter((pl.col("first") == "UF") & (pl.col("second") == "NB")).row(0, named=True)
+    assert nb["verdict"] == NOT_LEARNT and "(NB 0.11 < 0.95)" in nb["note"]
+    nf = frame.filter((pl.col("first") == "UF") & (pl.col("second") == "NF")).row(0, named=True)
+    assert nf["family_size"] == 1 and nf["second_drop"] == pytest.approx(0.92)  # gated rows are out of Holm's m
     # A threshold the config lowers lets the pair count.
     lowered = from_scratch_finding(table, rules=VerdictRules(learnt=0.5))
     assert verdicts(lowered, "mirror pairs agree")[0] == [SHOWN]
@@ -147,10 +153,15 @@ def test_seed_counts_are_kept_and_a_one_run_table_counts_one_seed():
                                              "seeds_first_above": 3, "seeds_second_above": 0, "pooled_p": 1e-9,
                                              "pooled_low": 0.1, "pooled_high": 0.2}])).row(0, named=True)
     assert (row["seeds"], row["seeds_first_above"], row["seeds_second_above"]) == (3, 3, 0)
-    one = from_scratch_finding(bins_pairs([above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT)])).row(0, named=True)
+    one_run = {**above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT), "seeds": None}
+    one = from_scratch_finding(bins_pairs([one_run])).row(0, named=True)
     assert (one["seeds"], one["seeds_first_above"], one["seeds_second_above"]) == (1, 1, 0)
-    assert "judged on one seed" in findings_markdown(from_scratch_finding(bins_pairs([
-        above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT)])))
+    # one run says so, in the row's verdict and the claim's
+    assert (one["verdict"], one["claim_verdict"]) == ("shown (one run)", "shown (one run)")
+    two = from_scratch_finding(bins_pairs([{**one_run, "seeds": 2}])).row(0, named=True)
+    assert (two["verdict"], two["claim_verdict"]) == ("shown (2 runs)", "shown (2 runs)")
+    glance = findings_markdown(from_scratch_finding(bins_pairs([one_run]))).split("## The comparisons")[0]
+    assert "**shown (one run)**" in glance
 
 
 def test_from_scratch_contradicted():
@@ -185,11 +196,13 @@ def test_from_scratch_not_run():
     assert verdicts(frame, "expressible tasks above") == ([SHOWN], [SHOWN])
 
 
-def test_each_positional_encoding_is_judged_on_its_own():
+def test_every_positional_encoding_is_one_family_of_the_claim():
     table = pl.concat([bins_pairs([above("UR", "NRLast", 0.99, 0.8, SIGNIFICANT)], "ape"),
                        bins_pairs([above("UR", "NRLast", 0.5, 0.8, SIGNIFICANT)], "rope")])
     frame = from_scratch_finding(table).filter(pl.col("verdict") != NOT_RUN)
-    assert dict(frame.select("system", "claim_verdict").rows()) == {"ape": SHOWN, "rope": CONTRADICTED}
+    assert dict(frame.select("system", "verdict").rows()) == {"ape": SHOWN, "rope": CONTRADICTED}
+    assert set(frame["claim_verdict"]) == {CONTRADICTED} and set(frame["family_size"]) == {2}
+    assert frame["p_holm"].to_list() == pytest.approx([0.002, 0.002])
     # The paper's Appendix B numbers on its longest bin, for the same PE.
     ape = frame.filter(pl.col("system") == "ape").row(0, named=True)
     assert (ape["paper_first"], ape["paper_second"]) == (0.99, 0.47) and "APE, 101-150" in ape["paper_setting"]
@@ -213,9 +226,11 @@ def test_in_context_per_measure():
     ]))
     claims = {(r["claim"].split()[0], r["measure"]): r["claim_verdict"]
               for r in frame.iter_rows(named=True)}
-    assert claims == {("forward", "teacher-forced symbol accuracy"): SHOWN, ("forward", "greedy exact match"): NOISE,
+    # each claim one family over both measures: forward's noise on greedy makes the claim noise
+    assert claims == {("forward", "teacher-forced symbol accuracy"): NOISE, ("forward", "greedy exact match"): NOISE,
                       ("right-hand", "teacher-forced symbol accuracy"): CONTRADICTED,
-                      ("right-hand", "greedy exact match"): SHOWN}
+                      ("right-hand", "greedy exact match"): CONTRADICTED}
+    assert set(frame.filter(pl.col("claim").str.starts_with("forward"))["family_size"]) == {4}
     assert frame.height == 7  # the right-preference row is not one of the finding's comparisons
     ur = frame.filter((pl.col("first") == "UR") & (pl.col("measure") == "greedy exact match")).row(0, named=True)
     assert (ur["paper_first"], ur["paper_second"]) == (1.0, 0.25) and "Llama-3.1-70B" in ur["paper_setting"]
@@ -238,21 +253,21 @@ def test_fine_tuning_each_outcome():
     ], system="embedded", train_lengths={"retrieval": "3-20", "copying": "2-12"})
     frame = fine_tuning_finding(table)
     assert verdicts(frame, "agree out of distribution") == ([SHOWN, CONTRADICTED], [CONTRADICTED])
-    assert verdicts(frame, "stay below") == ([SHOWN, NOISE], [SHOWN, NOISE])  # each bin its own verdict
+    assert verdicts(frame, "stay below") == ([SHOWN, NOISE], [NOISE])  # every bin in the claim's family
     nl = frame.filter(pl.col("first") == "NLFirst").row(0, named=True)
     assert (nl["paper_first"], nl["paper_second"]) == (0.97, 0.69)  # the authors' GPT-2, 51-100 pairs
     assert set(fine_tuning_finding(None)["verdict"]) == {NOT_RUN}
 
 
-def test_fine_tuning_is_judged_on_every_bin_beyond_training_each_bin_its_own_family():
-    """Shown at 2x, contradicted at 4x: two verdicts, not one; the training bin is left out, and
-    Holm runs over each bin's comparisons only."""
-    def split(bin_, nr, nl, p_first, p_last):
+def test_fine_tuning_is_judged_on_every_bin_beyond_training_in_one_family_per_system():
+    """Shown at 2x, contradicted at 4x: the claim is contradicted; the training bin is left out, and
+    Holm runs over every bin's comparisons of the system (a protocol is an experiment of its own)."""
+    def split(bin_, nr, nl, p_first, p_last, last=0.5):
         return [mirror("NRFirst", "NLFirst", nr, nl, -0.05, 0.05, bin_=bin_),
-                above("NRFirst", "NRLast", nr, 0.5, p_first, bin_=bin_),
-                above("NLFirst", "NRLast", nl, 0.5, p_last, bin_=bin_)]
+                above("NRFirst", "NRLast", nr, last, p_first, bin_=bin_),
+                above("NLFirst", "NRLast", nl, last, p_last, bin_=bin_)]
 
-    bins = split("3-20", 1.0, 1.0, 0.5, 0.5) + split("21-40", 0.95, 0.95, 0.001, 0.03) + \
+    bins = split("3-20", 1.0, 1.0, 0.5, 0.5, last=0.99) + split("21-40", 0.95, 0.95, 0.001, 0.03) + \
         split("41-80", 0.2, 0.2, 0.001, 0.001)
     # without the column (an older table), every bin but the shortest; with it, the same here
     assert fine_tuning_finding(bins_pairs(bins, system="embedded")).equals(
@@ -260,14 +275,15 @@ def test_fine_tuning_is_judged_on_every_bin_beyond_training_each_bin_its_own_fam
     frame = fine_tuning_finding(table)
     assert sorted(set(frame["length"])) == ["21-40", "41-80"]
     by_bin = {b: g for (b,), g in frame.group_by(["length"])}
-    assert by_bin["21-40"]["claim_verdict"].to_list() == [SHOWN] * 3
+    assert by_bin["21-40"]["verdict"].to_list() == [SHOWN] * 3
     above_41 = by_bin["41-80"].filter(pl.col("kind") == "above")
-    assert above_41["verdict"].to_list() == [CONTRADICTED] * 2 and set(above_41["family_size"]) == {2}
-    # Holm over the 21-40 pair only: 0.03 stays below 0.05 (over all four ps of both bins it would not)
-    assert by_bin["21-40"].filter(pl.col("kind") == "above")["p_holm"].to_list() == pytest.approx([0.002, 0.03])
-    assert frame["family"].n_unique() == 4
+    assert above_41["verdict"].to_list() == [CONTRADICTED] * 2 and set(above_41["family_size"]) == {4}
+    assert set(frame.filter(pl.col("kind") == "above")["claim_verdict"]) == {CONTRADICTED}
+    # Holm over the four ps of both bins: 0.001 x 4, and 0.03 last (x 1)
+    assert by_bin["21-40"].filter(pl.col("kind") == "above")["p_holm"].to_list() == pytest.approx([0.004, 0.03])
+    assert frame["family"].n_unique() == 2 and set(frame["family"]) == {"3.1 embedded", "3.2 embedded"}
     glance = findings_markdown(frame).split("## The comparisons")[0]
-    assert glance.count("| 21-40 |") == 2 and glance.count("| 41-80 |") == 2
+    assert glance.count("| embedded |") == 2
 
 
 # -- 4, 5: realistic tasks ------------------------------------------------------------------------
@@ -354,7 +370,7 @@ def test_one_of_twelve_at_p_003_the_other_way_is_noise_not_a_contradiction():
     assert stray["p_holm"] == pytest.approx(0.36) and stray["verdict"] == NOISE  # uncorrected, contradicted
     assert verdicts(frame, "expressible tasks above") == ([NOISE] * 12, [NOISE])
     assert set(frame.filter(pl.col("verdict") != NOT_RUN)["family_size"]) == {12}
-    assert set(frame.filter(pl.col("verdict") != NOT_RUN)["family"]) == {"1.1 ape, teacher-forced exact match"}
+    assert set(frame.filter(pl.col("verdict") != NOT_RUN)["family"]) == {"1.1"}
     assert "Holm p = 0.36 of 12" in findings_markdown(frame)
 
 
@@ -383,13 +399,13 @@ def test_an_agreement_is_contradicted_only_when_its_family_wise_interval_lies_ou
     assert verdicts(frame, "mirror pairs agree") == ([CONTRADICTED] + [SHOWN] * 11, [CONTRADICTED])
 
 
-def test_families_are_per_system_and_measure_and_a_permutation_floor_prints_as_a_bound():
+def test_a_claim_is_one_family_over_its_models_and_a_permutation_floor_prints_as_a_bound():
     floor = 1 / 10001
     table = pl.DataFrame(mechanism("model-embedded", (0.27, 0.05, floor), (0.90, 0.04, SIGNIFICANT))
                          + mechanism("model-smollm2", (0.27, 0.05, floor), (0.90, 0.04, SIGNIFICANT)))
     frame = mechanism_finding(table)
-    assert frame["family_size"].to_list() == [1] * 4 and frame["family"].n_unique() == 4
-    assert frame["p_holm"].to_list() == pytest.approx(frame["p"].to_list())  # a family of one: its own p
+    assert frame["family_size"].to_list() == [2] * 4 and frame["family"].n_unique() == 2
+    assert frame["p_holm"].to_list() == pytest.approx([2 * p for p in frame["p"].to_list()])
     details = findings_markdown(frame).split("## The comparisons")[1]
     assert "paired permutation, p < 1e-4" in details and "p = 0.0001" not in details
     assert "Holm-adjusted p" in details and "Bonferroni" in details  # the legend states the correction
@@ -514,19 +530,19 @@ def new_finding(pairs, model_paths=None, rules=None):
 
 def test_a_new_finding_is_one_record_plus_its_function(monkeypatch):
     monkeypatch.setitem(FINDINGS, 8, Finding(8, "9.9", "a new finding", "new_pairs", (NEW_CLAIM,), new_finding,
-                                             by_length=True))
+                                             per_system=True))
     assert findings_sources()[-1] == "new_pairs"  # the findings rule reads it where it is made
     table = bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT),
                         above("UR", "NRLast", 0.60, 0.80, SIGNIFICANT, bin_="1-15")])
     frame = findings_table({"new_pairs": table})
     assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7, 8]
     new = frame.filter(pl.col("finding") == 8)
-    assert new.select("length", "verdict", "claim_verdict").rows() == [("31-45", SHOWN, SHOWN),
+    assert new.select("length", "verdict", "claim_verdict").rows() == [("31-45", SHOWN, CONTRADICTED),
                                                                        ("1-15", CONTRADICTED, CONTRADICTED)]
     assert set(new["section"]) == {"9.9"} and set(new["source"]) == {"new_pairs"}
-    assert set(new["family"]) == {"8.1 ape, teacher-forced exact match, 31-45", "8.1 ape, teacher-forced exact match, 1-15"}
+    assert set(new["family"]) == {"8.1 ape"}  # per system: its lengths in one family
     glance = findings_markdown(frame).split("## The comparisons")[0]
-    assert "| 8. a new finding (9.9) | " + NEW_CLAIM + " | ape | teacher-forced exact match | 31-45 | **shown** |" in glance
+    assert "| 8. a new finding (9.9) | " + NEW_CLAIM + " | ape | **contradicted** |" in glance
     assert set(findings_table({})["finding"].to_list()) == set(range(1, 9))  # its stage off: not run
 
 

@@ -12,7 +12,13 @@
 - a paired sign-flip permutation test for a difference of means on the same examples;
 - Holm's step-down adjustment, and Bonferroni-widened intervals, for a family of comparisons judged
   together (a claim over several pairs: one of twelve crosses 0.05 by chance about half the time);
+- an exact permutation test on ranks for values with a cap ("never reached" ranked last), where a
+  t test would treat the cap as a measurement;
+- power: the runs per side a comparison needs to be decided (`runs_for_power`), and the smallest p
+  an exact permutation test can reach with the runs there are (`smallest_permutation_p`);
 - one formatter for every p printed, at its test's resolution.
+Distributions (t, binomial, Fisher's table) are scipy's. Every comparison returns one typed result,
+`Comparison`, that the tables spread into rows and the verdicts read.
 Every random draw is seeded: a table is the same on every run.
 """
 
@@ -20,14 +26,76 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields, replace
 from statistics import NormalDist
 
 import numpy as np
+from scipy import stats as distributions
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 LEVEL = 0.05  # two-sided significance level of every comparison
 BOOTSTRAP = 2000  # resamples for an interval
 PERMUTATIONS = 10000  # sign flips for a paired test (exact below 2**14 flips)
+POWER = 0.8  # the power `runs_for_power` sizes a design for
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two measured sides and their difference: every comparison function's result.
+
+    Example-level comparisons (one model, its examples the sample) leave the run fields (`seeds`
+    on) empty, and `row()` omits them; comparisons over training runs fill them: how many runs, how
+    they lean, the pooled (runs' examples as one sample) test beside the run-level one, each run's
+    value, the between-run spread of what is compared (paired runs: of their differences; two arms:
+    of one model's value, pooled over the arms) and the test's degrees of freedom."""
+
+    test: str
+    first_value: float
+    first_low: float
+    first_high: float
+    second_value: float
+    second_low: float
+    second_high: float
+    difference: float
+    p: float
+    verdict: str
+    pairs: int | None = None
+    first_examples: int | None = None
+    second_examples: int | None = None
+    difference_low: float = math.nan
+    difference_high: float = math.nan
+    seeds: int | None = None
+    seeds_first_above: int | None = None
+    seeds_second_above: int | None = None
+    pooled_p: float | None = None
+    pooled_low: float | None = None
+    pooled_high: float | None = None
+    first_per_seed: tuple[float, ...] | None = None
+    second_per_seed: tuple[float, ...] | None = None
+    spread: float | None = None
+    df: int | None = None
+
+    @property
+    def significant(self) -> bool:
+        return bool(self.p < LEVEL)
+
+    def __getitem__(self, name: str):
+        """Read like the row it becomes (`result["p"]`)."""
+        return self.significant if name == "significant" else getattr(self, name)
+
+    def row(self) -> dict:
+        """The table row's columns: every field (the run fields only for a comparison over runs), and
+        `significant`. Per-run values as lists (a table's list column)."""
+        values = asdict(self)
+        if self.seeds is None:
+            values = {k: v for k, v in values.items() if k not in RUN_FIELDS}
+        for side in ("first_per_seed", "second_per_seed"):
+            if values.get(side) is not None:
+                values[side] = list(values[side])
+        return {**values, "significant": self.significant}
+
+
+RUN_FIELDS = tuple(f.name for f in fields(Comparison))[tuple(f.name for f in fields(Comparison)).index("seeds"):]
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -76,15 +144,8 @@ def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, re
 
 
 def binomial_two_sided(k: int, n: int, p: float = 0.5) -> float:
-    """Exact two-sided binomial test: the probability of an outcome at most as likely as k of n
-    (in log space, so that thousands of trials do not overflow a float)."""
-    if n == 0:
-        return 1.0
-    log_p, log_q = math.log(p), math.log1p(-p)
-    logs = [_log_comb(n, i) + i * log_p + (n - i) * log_q for i in range(n + 1)]
-    observed = logs[k] + 1e-9
-    total = sum(math.exp(lp) for lp in logs if lp <= observed)
-    return 1.0 if total > 1 - 1e-9 else total  # every outcome counted: 1, not 1 less rounding
+    """Exact two-sided binomial test (scipy's: the outcomes at most as likely as k of n)."""
+    return 1.0 if n == 0 else float(distributions.binomtest(k, n, p).pvalue)
 
 
 def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
@@ -185,9 +246,11 @@ def mean_interval(values: Sequence[float], binary: bool, clusters: Sequence | No
 
 
 def paired_comparison(first: Sequence, second: Sequence, binary: bool, clusters: Sequence | None = None,
-                      above: str = "first above", below: str = "second above") -> dict:
-    """Two measures on the same examples: each mean with its 95% interval, the difference, the
-    paired test (McNemar for binary outcomes, else sign-flip permutation), and the verdict line."""
+                      above: str = "first above", below: str = "second above") -> Comparison:
+    """Two measures on the same examples: each mean with its 95% interval, the difference with its
+    interval (Newcombe's paired score interval for binary outcomes, else a bootstrap of the
+    examples' differences, over clusters where values belong together), the paired test (McNemar
+    for binary outcomes, else sign-flip permutation), and the verdict line."""
     first_values = [float(v) for v in first]
     second_values = [float(v) for v in second]
     n = len(first_values)
@@ -195,12 +258,15 @@ def paired_comparison(first: Sequence, second: Sequence, binary: bool, clusters:
     second_mean = sum(second_values) / n if n else math.nan
     first_low, first_high = mean_interval(first_values, binary, clusters)
     second_low, second_high = mean_interval(second_values, binary, clusters)
-    p = mcnemar(first, second)["p"] if binary else paired_permutation(first_values, second_values)
-    return {"test": "McNemar exact" if binary else "paired permutation", "pairs": n,
-            "first_value": first_mean, "first_low": first_low, "first_high": first_high,
-            "second_value": second_mean, "second_low": second_low, "second_high": second_high,
-            "difference": first_mean - second_mean, "p": p, "significant": bool(p < LEVEL),
-            "verdict": verdict(first_mean - second_mean, p, above, below, None if binary else PERMUTATIONS)}
+    if binary:
+        p, (low, high) = mcnemar(first, second)["p"], difference_interval(first, second, paired=True)
+    else:
+        p = paired_permutation(first_values, second_values)
+        low, high = bootstrap_mean([a - b for a, b in zip(first_values, second_values)], clusters)
+    return Comparison("McNemar exact" if binary else "paired permutation", first_mean, first_low, first_high,
+                      second_mean, second_low, second_high, first_mean - second_mean, p,
+                      verdict(first_mean - second_mean, p, above, below, None if binary else PERMUTATIONS),
+                      pairs=n, first_examples=n, second_examples=n, difference_low=low, difference_high=high)
 
 
 def interval_text(low: float, high: float, digits: int = 2) -> str:
@@ -208,24 +274,14 @@ def interval_text(low: float, high: float, digits: int = 2) -> str:
 
 
 # -- two proportions: paired or from independent examples --------------------------------------
-def _log_comb(n: int, k: int) -> float:
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-
 def fisher_exact(first_successes: int, first_trials: int, second_successes: int, second_trials: int) -> float:
-    """Fisher's exact two-sided p for two proportions from independent examples: the probability,
-    with the margins fixed, of a table at most as likely as the observed one. For tasks that do not
-    share their inputs, where McNemar's test does not apply."""
+    """Fisher's exact two-sided p for two proportions from independent examples (scipy's: the tables
+    with the margins fixed at most as likely as the observed one). For tasks that do not share their
+    inputs, where McNemar's test does not apply."""
     if first_trials == 0 or second_trials == 0:
         return math.nan
-    total, successes = first_trials + second_trials, first_successes + second_successes
-
-    def log_probability(k: int) -> float:
-        return _log_comb(successes, k) + _log_comb(total - successes, first_trials - k) - _log_comb(total, first_trials)
-
-    observed = log_probability(first_successes)
-    tables = range(max(0, successes - second_trials), min(successes, first_trials) + 1)
-    return min(1.0, sum(math.exp(lp) for k in tables if (lp := log_probability(k)) <= observed + 1e-7))
+    table = [[first_successes, first_trials - first_successes], [second_successes, second_trials - second_successes]]
+    return float(distributions.fisher_exact(table).pvalue)
 
 
 def difference_interval(first: Sequence[bool], second: Sequence[bool], paired: bool) -> tuple[float, float]:
@@ -258,62 +314,33 @@ def difference_interval(first: Sequence[bool], second: Sequence[bool], paired: b
 
 
 def binary_comparison(first: Sequence[bool], second: Sequence[bool], paired: bool, above: str = "first above",
-                      below: str = "second above") -> dict:
+                      below: str = "second above") -> Comparison:
     """Two accuracies: each with its Wilson interval, the difference with its Newcombe interval, and
     McNemar's test on the same examples (paired) or Fisher's on independent ones; the verdict line.
     `pairs` is the number of paired examples (None when unpaired)."""
     if paired:
-        result = paired_comparison(first, second, True, above=above, below=below)
-    else:
-        n1, n2 = len(first), len(second)
-        s1, s2 = sum(bool(v) for v in first), sum(bool(v) for v in second)
-        first_mean, second_mean = (s1 / n1 if n1 else math.nan), (s2 / n2 if n2 else math.nan)
-        (first_low, first_high), (second_low, second_high) = wilson(s1, n1), wilson(s2, n2)
-        p = fisher_exact(s1, n1, s2, n2)
-        result = {"test": "Fisher exact", "pairs": None, "first_value": first_mean, "first_low": first_low,
-                  "first_high": first_high, "second_value": second_mean, "second_low": second_low,
-                  "second_high": second_high, "difference": first_mean - second_mean, "p": p,
-                  "significant": bool(p < LEVEL), "verdict": verdict(first_mean - second_mean, p, above, below)}
+        return paired_comparison(first, second, True, above=above, below=below)
+    n1, n2 = len(first), len(second)
+    s1, s2 = sum(bool(v) for v in first), sum(bool(v) for v in second)
+    first_mean, second_mean = (s1 / n1 if n1 else math.nan), (s2 / n2 if n2 else math.nan)
+    p = fisher_exact(s1, n1, s2, n2)
     low, high = difference_interval(first, second, paired)
-    return {**result, "first_examples": len(first), "second_examples": len(second), "difference_low": low,
-            "difference_high": high}
+    return Comparison("Fisher exact", first_mean, *wilson(s1, n1), second_mean, *wilson(s2, n2),
+                      first_mean - second_mean, p, verdict(first_mean - second_mean, p, above, below),
+                      first_examples=n1, second_examples=n2, difference_low=low, difference_high=high)
 
 
 # -- several training runs: the seed as the unit -------------------------------------------------
 def t_two_sided_p(t: float, df: int) -> float:
-    """P(|T| >= |t|) for Student's t with an integer number of degrees of freedom, from the closed
-    form of its distribution function (Abramowitz and Stegun 26.7.3-4); numpy has no t CDF and one
-    seed-level test does not warrant scipy."""
+    """P(|T| >= |t|) for Student's t with `df` degrees of freedom (scipy's)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be at least 1, not {df}")
-    if math.isnan(t):
-        return math.nan
-    theta = math.atan(abs(t) / math.sqrt(df))
-    cos2 = math.cos(theta) ** 2
-    if df % 2:  # odd: 2/pi (theta + sin(theta) cos(theta) (1 + 2/3 cos^2 + 2.4/(3.5) cos^4 + ...))
-        term, total = 1.0, 1.0 if df > 1 else 0.0
-        for k in range(1, (df - 1) // 2):
-            term *= cos2 * (2 * k) / (2 * k + 1)
-            total += term
-        inside = 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
-    else:  # even: sin(theta) (1 + 1/2 cos^2 + 1.3/(2.4) cos^4 + ...)
-        term, total = 1.0, 1.0
-        for k in range(1, df // 2):
-            term *= cos2 * (2 * k - 1) / (2 * k)
-            total += term
-        inside = math.sin(theta) * total
-    return min(1.0, max(0.0, 1.0 - inside))
+    return math.nan if math.isnan(t) else float(2 * distributions.t.sf(abs(t), df))
 
 
 def t_quantile(probability: float, df: int) -> float:
-    """The `probability` quantile (above 0.5) of Student's t with `df` degrees of freedom, by
-    bisection on `t_two_sided_p` (4.303 for the 97.5% point at 2, 2.776 at 4)."""
-    target = 2 * (1 - probability)
-    low, high = 0.0, 1e6
-    for _ in range(200):
-        middle = (low + high) / 2
-        low, high = (middle, high) if t_two_sided_p(middle, df) > target else (low, middle)
-    return (low + high) / 2
+    """The `probability` quantile of Student's t with `df` degrees of freedom (scipy's)."""
+    return float(distributions.t.ppf(probability, df))
 
 
 def _seed_mean_interval(means: np.ndarray, within_se: np.ndarray, bounds=(-math.inf, math.inf)):
@@ -328,41 +355,44 @@ def _seed_mean_interval(means: np.ndarray, within_se: np.ndarray, bounds=(-math.
 
 
 def seed_level_comparison(first: Sequence[Sequence[bool]], second: Sequence[Sequence[bool]], paired: bool,
-                          above: str = "first above", below: str = "second above") -> dict:
+                          above: str = "first above", below: str = "second above") -> Comparison:
     """Two accuracies over several training runs (seeds): first[s] and second[s] are seed s's
     per-example outcomes. With one seed, `binary_comparison` of it (between-seed variation not
-    measured). With more, each seed gives one difference of accuracies, and the test is a one-sample
-    t test on those differences (df = seeds - 1), its interval the matching t interval: the seed is
-    the unit, as it must be when seeds vary more than examples do. Beside it, the pooled numbers
-    (every seed's examples as one sample: `pooled_p`, `pooled_low`, `pooled_high`), and how many
-    seeds lean each way."""
+    measured: `seeds` says 1, and the verdicts say "one run"). With more, each seed gives one
+    difference of accuracies, and the test is a one-sample t test on those differences (df = seeds
+    - 1), its interval the matching t interval: the seed is the unit, as it must be when seeds vary
+    more than examples do. Beside it, the pooled numbers (every seed's examples as one sample:
+    `pooled_p`, `pooled_low`, `pooled_high`), how many seeds lean each way, each seed's accuracies
+    and the spread of the seeds' differences."""
     if len(first) != len(second) or not first:
         raise ValueError(f"one list of outcomes per seed on each side, not {len(first)} and {len(second)}")
     per_seed = [binary_comparison(a, b, paired) for a, b in zip(first, second)]
-    differences = np.array([c["difference"] for c in per_seed])
+    differences = np.array([c.difference for c in per_seed])
     pooled = binary_comparison([v for a in first for v in a], [v for b in second for v in b], paired, above, below)
-    leaning = {"seeds": len(first), "seeds_first_above": int((differences > 0).sum()),
-               "seeds_second_above": int((differences < 0).sum()), "pooled_p": pooled["p"],
-               "pooled_low": pooled["difference_low"], "pooled_high": pooled["difference_high"]}
+    runs = {"seeds": len(first), "seeds_first_above": int((differences > 0).sum()),
+            "seeds_second_above": int((differences < 0).sum()), "pooled_p": pooled.p,
+            "pooled_low": pooled.difference_low, "pooled_high": pooled.difference_high,
+            "first_per_seed": tuple(c.first_value for c in per_seed),
+            "second_per_seed": tuple(c.second_value for c in per_seed)}
     if len(first) == 1:
-        return {**pooled, **leaning}
+        return replace(pooled, **runs)
 
     def se(low, high):
         return np.array([interval_error(c[low], c[high]) for c in per_seed])
 
     first_value, first_low, first_high, _ = _seed_mean_interval(
-        np.array([c["first_value"] for c in per_seed]), se("first_low", "first_high"), (0.0, 1.0))
+        np.array(runs["first_per_seed"]), se("first_low", "first_high"), (0.0, 1.0))
     second_value, second_low, second_high, _ = _seed_mean_interval(
-        np.array([c["second_value"] for c in per_seed]), se("second_low", "second_high"), (0.0, 1.0))
+        np.array(runs["second_per_seed"]), se("second_low", "second_high"), (0.0, 1.0))
     difference, low, high, standard_error = _seed_mean_interval(
         differences, se("difference_low", "difference_high"), (-1.0, 1.0))
-    p = t_two_sided_p(difference / standard_error, len(first) - 1) if standard_error else float(difference == 0)
-    return {"test": f"t over {len(first)} seeds", "pairs": pooled["pairs"], "first_value": first_value,
-            "first_low": first_low, "first_high": first_high, "second_value": second_value,
-            "second_low": second_low, "second_high": second_high, "difference": difference, "p": p,
-            "significant": bool(p < LEVEL), "verdict": verdict(difference, p, above, below),
-            "first_examples": pooled["first_examples"], "second_examples": pooled["second_examples"],
-            "difference_low": low, "difference_high": high, **leaning}
+    df = len(first) - 1
+    p = t_two_sided_p(difference / standard_error, df) if standard_error else float(difference == 0)
+    return Comparison(f"t over {len(first)} seeds", first_value, first_low, first_high, second_value, second_low,
+                      second_high, difference, p, verdict(difference, p, above, below), pairs=pooled.pairs,
+                      first_examples=pooled.first_examples, second_examples=pooled.second_examples,
+                      difference_low=low, difference_high=high, **runs,
+                      spread=standard_error * math.sqrt(len(first)), df=df)
 
 
 def seed_level_accuracy(outcomes: Sequence[Sequence[bool]]) -> tuple[float, float, float]:
@@ -396,7 +426,7 @@ def _arm(runs: Sequence[tuple[float, float]]) -> tuple[float, float, int]:
 
 def runs_comparison(first: Sequence[tuple[float, float]], second: Sequence[tuple[float, float]] | None,
                     above: str = "first above", below: str = "second above",
-                    bounds: tuple[float, float] = (-math.inf, math.inf)) -> dict:
+                    bounds: tuple[float, float] = (-math.inf, math.inf)) -> Comparison:
     """Two arms of independently trained models (each model's value with its standard error over
     examples): the difference of the arms' means, Welch's t test over the models (its degrees of
     freedom Welch-Satterthwaite's, rounded down; an arm of one model counts its own error as known),
@@ -404,7 +434,8 @@ def runs_comparison(first: Sequence[tuple[float, float]], second: Sequence[tuple
     an arm on both sides, a z test on the models' own errors: between-seed variation is not
     measured (`seeds` says 1). `bounds`: the range a value can take (e.g. 0-1 for an accuracy).
     `seeds_first_above`: of the models matched by position (the same pretraining seed), how many
-    of the first arm's are above the second's."""
+    of the first arm's are above the second's. `spread`: one model's standard deviation, pooled over
+    the arms (what `runs_for_power` sizes arms by)."""
     if not first or (second is not None and not second):
         raise ValueError("each arm needs at least one model")
     m1, v1, n1 = _arm(first)
@@ -433,11 +464,129 @@ def runs_comparison(first: Sequence[tuple[float, float]], second: Sequence[tuple
     models = n1 if second is None else f"{n1} and {n2}"
     test = f"z, one pretraining seed{'' if second is None else ' each'}" if df is None else \
         f"Welch t over {models} pretraining seeds" if second is not None else f"t over {n1} pretraining seeds"
-    return {"test": test, "pairs": None, "first_value": m1, "first_low": first_low, "first_high": first_high,
-            "second_value": m2 if second is not None else math.nan, "second_low": second_low,
-            "second_high": second_high, "difference": difference, "p": p, "significant": bool(p < LEVEL),
-            "verdict": verdict(difference, p, above, below), "first_examples": None, "second_examples": None,
-            "difference_low": low, "difference_high": high, "seeds": min(n1, n2) if second is not None else n1,
-            "seeds_first_above": sum(a[0] > b[0] for a, b in matched),
-            "seeds_second_above": sum(a[0] < b[0] for a, b in matched),
-            "pooled_p": None, "pooled_low": None, "pooled_high": None}
+    arms = [(v1, n1)] + ([(v2, n2)] if second is not None else [])
+    spread = math.sqrt(sum(v * n for v, n in arms) / len(arms)) if df is not None else None
+    return Comparison(test, m1, first_low, first_high, m2 if second is not None else math.nan, second_low,
+                      second_high, difference, p, verdict(difference, p, above, below), difference_low=low,
+                      difference_high=high, seeds=min(n1, n2) if second is not None else n1,
+                      seeds_first_above=sum(a[0] > b[0] for a, b in matched),
+                      seeds_second_above=sum(a[0] < b[0] for a, b in matched),
+                      first_per_seed=tuple(v for v, _ in first),
+                      second_per_seed=tuple(v for v, _ in second) if second is not None else None,
+                      spread=spread, df=df)
+
+
+# -- capped values: steps to reach a threshold, "never" ranked last ------------------------------
+def rank_comparison(first: Sequence[float], second: Sequence[float], cap: float, above: str = "first above",
+                    below: str = "second above") -> Comparison:
+    """Two arms of runs whose values stop at `cap` (a run that never reached the threshold is at the
+    cap: censored, not measured there). The test is an exact permutation test on the runs' ranks
+    (ties, and every censored run, share a rank: "never" is last, by how much unknown), so no
+    number stands in for "never"; the values' means are shown, without an interval (a mean of
+    censored values has none that holds)."""
+    if not first or not second:
+        raise ValueError("each arm needs at least one run")
+    values = np.minimum(np.asarray([*first, *second], dtype=float), cap)
+    ranks = distributions.rankdata(values)
+    a, b = ranks[:len(first)], ranks[len(first):]
+    if np.ptp(ranks) == 0:
+        p = 1.0
+    else:
+        p = float(distributions.permutation_test((a, b), lambda x, y: np.mean(x) - np.mean(y), vectorized=False,
+                                                 permutation_type="independent", n_resamples=math.inf).pvalue)
+    m1, m2 = float(np.mean(values[:len(first)])), float(np.mean(values[len(first):]))
+    return Comparison("exact rank permutation (never reached ranked last)", m1, math.nan, math.nan, m2, math.nan,
+                      math.nan, m1 - m2, min(1.0, p), verdict(m1 - m2, min(1.0, p), above, below),
+                      seeds=min(len(first), len(second)),
+                      seeds_first_above=sum(x > y for x, y in zip(first, second)),
+                      seeds_second_above=sum(x < y for x, y in zip(first, second)),
+                      first_per_seed=tuple(float(v) for v in first), second_per_seed=tuple(float(v) for v in second))
+
+
+# -- power: what deciding a comparison would take ---------------------------------------------
+def smallest_permutation_p(first_runs: int, second_runs: int | None = None) -> float:
+    """The smallest two-sided p an exact permutation test can give with these runs: runs paired (or
+    one arm against 0, `second_runs` None), 2 of the 2^n sign patterns are the most extreme; two arms
+    of n1 and n2, 2 (equal arms; 1 otherwise) of the C(n1 + n2, n1) splits. 2 v 2: 2/6 = 0.33."""
+    if second_runs is None:
+        return min(1.0, 2 / 2 ** first_runs)
+    return min(1.0, (2 if first_runs == second_runs else 1) / math.comb(first_runs + second_runs, first_runs))
+
+
+def t_power(difference: float, spread: float, runs: int, two_arms: bool, alpha: float = LEVEL) -> float:
+    """The power of the two-sided t test at `alpha`: runs paired (one-sample t on their differences,
+    sd `spread`) or two arms of `runs` models each (sd `spread` each), for a true `difference`."""
+    df = 2 * (runs - 1) if two_arms else runs - 1
+    if df < 1:
+        return 0.0
+    error = spread * math.sqrt((2 if two_arms else 1) / runs)
+    critical = distributions.t.ppf(1 - alpha / 2, df)
+    shift = abs(difference) / error
+    return float(distributions.nct.sf(critical, df, shift) + distributions.nct.cdf(-critical, df, shift))
+
+
+def runs_for_power(difference: float, spread: float | None, two_arms: bool, alpha: float = LEVEL,
+                   power: float = POWER, most: int = 1000) -> int | None:
+    """The fewest runs per side at which the t test finds `difference` with `power` at `alpha`, for
+    runs whose value varies with sd `spread`: what a GPU budget for deciding a noise row is sized by.
+    None where nothing can be sized (no difference, no spread) or it takes more than `most`."""
+    if spread is None or not spread > 0 or difference is None or not abs(difference) > 0 or math.isnan(difference):
+        return None
+    def enough(runs: int) -> bool:
+        return t_power(difference, spread, runs, two_arms, alpha) >= power
+
+    high = 2
+    while not enough(high):  # power grows with the runs: double to a bracket, then bisect
+        if high >= most:
+            return None
+        high = min(most, high * 2)
+    low = max(2, high // 2)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+    return high
+
+
+def examples_for_power(examples: int, p: float, alpha: float = LEVEL, power: float = POWER) -> int | None:
+    """For a comparison over one model's examples: how many examples the same effect would need for
+    `power` at `alpha`, from the z its p implies (the statistic grows with the square root of n)."""
+    if examples is None or p is None or math.isnan(p) or p >= 1 or examples < 1:
+        return None
+    normal = NormalDist()
+    observed = normal.inv_cdf(1 - p / 2)
+    return math.ceil(examples * ((normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)) / observed) ** 2)
+
+
+def run_differences_comparison(first: Sequence[float], second: Sequence[float], first_errors: Sequence[float],
+                               second_errors: Sequence[float], above: str = "first above",
+                               below: str = "second above", bounds: tuple[float, float] = (-1.0, 1.0)) -> Comparison:
+    """Two values per training run (run i's first[i] and second[i], each with its sampling error):
+    the runs' differences' mean, its t interval and one-sample t test over the runs (df = runs - 1,
+    the error never below the runs' own), as `seed_level_comparison` does for accuracies; one run:
+    a z test on its own sampling error (between-run variation not measured). For values that are
+    themselves differences, such as each task's drop from its in-distribution accuracy."""
+    if len(first) != len(second) or not first:
+        raise ValueError(f"one value per run on each side, not {len(first)} and {len(second)}")
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    ea, eb = np.asarray(first_errors, dtype=float), np.asarray(second_errors, dtype=float)
+    differences, errors = a - b, np.sqrt(ea ** 2 + eb ** 2)
+    runs = len(first)
+    leaning = {"seeds": runs, "seeds_first_above": int((differences > 0).sum()),
+               "seeds_second_above": int((differences < 0).sum()), "first_per_seed": tuple(a.tolist()),
+               "second_per_seed": tuple(b.tolist())}
+    if runs == 1:
+        error = float(errors[0])
+        difference = float(differences[0])
+        p = 2 * (1 - NormalDist().cdf(abs(difference) / error)) if error else float(difference == 0)
+        return Comparison("z on one run's sampling error", float(a[0]), float(a[0] - Z95 * ea[0]),
+                          float(a[0] + Z95 * ea[0]), float(b[0]), float(b[0] - Z95 * eb[0]), float(b[0] + Z95 * eb[0]),
+                          difference, p, verdict(difference, p, above, below),
+                          difference_low=max(bounds[0], difference - Z95 * error),
+                          difference_high=min(bounds[1], difference + Z95 * error), **leaning)
+    first_value, first_low, first_high, _ = _seed_mean_interval(a, ea)
+    second_value, second_low, second_high, _ = _seed_mean_interval(b, eb)
+    difference, low, high, standard_error = _seed_mean_interval(differences, errors, bounds)
+    p = t_two_sided_p(difference / standard_error, runs - 1) if standard_error else float(difference == 0)
+    return Comparison(f"t over {runs} seeds", first_value, first_low, first_high, second_value, second_low,
+                      second_high, difference, p, verdict(difference, p, above, below), difference_low=low,
+                      difference_high=high, **leaning, spread=standard_error * math.sqrt(runs), df=runs - 1)

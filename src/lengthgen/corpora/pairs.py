@@ -65,7 +65,6 @@ AT_STEP = "beyond training at step {step}"
 SCHEMA = {
     "comparison": pl.String, "model": pl.String, "first": pl.String, "second": pl.String, "measure": pl.String,
     "task": pl.String, "bin": pl.String, "beyond_training": pl.Boolean, **COMPARISON_SCHEMA,
-    "first_per_seed": pl.List(pl.Float64), "second_per_seed": pl.List(pl.Float64),
 }
 
 
@@ -139,9 +138,7 @@ def _compare(comparison: str, name: str, first: str, second: str, measure: str, 
     arm's order), so that a reader sees what the mean and the interval are made of."""
     return {"comparison": comparison, "model": name, "first": first, "second": second, "measure": measure,
             "task": task, "bin": length_bin, "beyond_training": beyond,
-            **runs_comparison(first_runs, second_runs, f"{first} above", f"{second} above", bounds),
-            "first_per_seed": [value for value, _ in first_runs],
-            "second_per_seed": [value for value, _ in second_runs] if second_runs is not None else None}
+            **runs_comparison(first_runs, second_runs, f"{first} above", f"{second} above", bounds).row()}
 
 
 def direction_rows(measures: dict[str, dict[str, list[Directions]]]) -> list[dict]:

@@ -117,7 +117,7 @@ def pair_tests(examples: pl.DataFrame) -> pl.DataFrame:
             for measure, column, binary in (("accuracy", "correct", True), ("tf_symbol_accuracy", "tf", False)):
                 rows.append({"model": model, "first": right, "second": left, "measure": measure,
                              **paired_comparison(paired[f"right_{column}"].to_list(), paired[f"left_{column}"].to_list(),
-                                                 binary, clusters, "right/forward above", "left/backward above")})
+                                                 binary, clusters, "right/forward above", "left/backward above").row()})
             if get_task(left).family == "retrieval":
                 rows.append(_preference(model, left, of_model.filter(pl.col("task") == left)))
     return pl.DataFrame(rows, schema_overrides={"p": pl.Float64})

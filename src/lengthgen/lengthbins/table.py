@@ -176,6 +176,8 @@ COMPARISON_SCHEMA = {
     "first_examples": pl.Int64, "second_examples": pl.Int64, "difference_low": pl.Float64,
     "difference_high": pl.Float64, "seeds": pl.Int64, "seeds_first_above": pl.Int64,
     "seeds_second_above": pl.Int64, "pooled_p": pl.Float64, "pooled_low": pl.Float64, "pooled_high": pl.Float64,
+    "first_per_seed": pl.List(pl.Float64), "second_per_seed": pl.List(pl.Float64), "spread": pl.Float64,
+    "df": pl.Int64,
 }
 PAIRS_SCHEMA = {
     "system": pl.String, "family": pl.String, "bin": pl.String, "comparison": pl.String, "first": pl.String,
@@ -263,7 +265,7 @@ def bin_pairs(evals: pl.DataFrame, inputs: pl.DataFrame | None = None,
                                  "comparison": kind, "first": first, "second": second, "measure": measure,
                                  **seed_level_comparison(outcomes_by_seed(a, measure, seeds),
                                                          outcomes_by_seed(b, measure, seeds), paired,
-                                                         f"{first} above", f"{second} above")})
+                                                         f"{first} above", f"{second} above").row()})
     return pl.DataFrame(rows, schema=PAIRS_SCHEMA) if rows else pl.DataFrame(schema=PAIRS_SCHEMA)
 
 

@@ -152,7 +152,7 @@ def compare_prompts(model, first, second, measure, a: dict, b: dict, above, belo
     """Two per-prompt measures on the prompts both have (paired sign-flip permutation test)."""
     keys = sorted(set(a) & set(b))
     return {"model": model, "first": first, "second": second, "measure": measure,
-            **paired_comparison([a[k] for k in keys], [b[k] for k in keys], False, above=above, below=below)}
+            **paired_comparison([a[k] for k in keys], [b[k] for k in keys], False, above=above, below=below).row()}
 
 
 BEST = {"forward": "induction", "backward": "anti_induction"}  # the score each direction's circuit is judged by

@@ -92,7 +92,7 @@ def realistic_pairs(frame: pl.DataFrame) -> pl.DataFrame:
                     rows.append({"model": model, "task": "lorem", "length": length, "first": first,
                                  "second": second, "measure": measure,
                                  **paired_comparison(both[first].to_list(), both[second].to_list(), False,
-                                                     above="unambiguous above", below="ambiguous above")})
+                                                     above="unambiguous above", below="ambiguous above").row()})
         git = of_model.filter(pl.col("task").is_in(["revert", "cherrypick"]))
         if set(git["task"].unique()) != {"revert", "cherrypick"}:
             continue
@@ -110,7 +110,7 @@ def realistic_pairs(frame: pl.DataFrame) -> pl.DataFrame:
                                  "second": "cherrypick", "measure": measure,
                                  **paired_comparison(both[f"revert_{measure}"].to_list(),
                                                      both[f"cherrypick_{measure}"].to_list(), binary,
-                                                     above="revert above", below="cherry-pick above")})
+                                                     above="revert above", below="cherry-pick above").row()})
     return pl.DataFrame(rows, schema_overrides={"p": pl.Float64, "length": pl.String})
 
 

@@ -15,6 +15,7 @@ writes: `lengthgen.results.findings_markdown`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -29,14 +30,16 @@ from ..references import (
     lorem_reference,
     scratch_reference,
 )
-from ..stats import LEVEL
+from ..stats import LEVEL, holm
 from ..tasks import get_task
 from .verdicts import (
     ABOVE,
     AGREE,
     DEFAULT_RULES,
+    DROP,
     VerdictRules,
     comparison_row,
+    drop_comparison,
     finding_frame,
     in_distribution_bins,
     learnt_gate,
@@ -63,7 +66,7 @@ class Finding:
     source: str  # the pairs table it reads, one the workflow makes (TABLE_RULES in lengthgen.plan.tables)
     claims: tuple[str, ...]  # its claims, in the table's order
     judge: Callable[[pl.DataFrame | None, ModelPaths, VerdictRules], pl.DataFrame]
-    by_length: bool = False  # judged per length as well as per system and measure
+    per_system: bool = False  # each system its own family (an experiment of its own), not one per claim
 
 
 # Each finding's claims (its record lists them, in order).
@@ -104,8 +107,12 @@ def _theory_split(finding: Finding, pairs: pl.DataFrame, above_claim: str, agree
             row = comparison_row(finding, agree_claim, AGREE, pair, **common)
         else:
             continue
-        learnt_gate(row, trained.get((pair["system"], pair["first"], pair["second"])), learnt)
+        in_distribution = trained.get((pair["system"], pair["first"], pair["second"]))
+        learnt_gate(row, in_distribution, learnt)
         rows.append(row)
+        if row["kind"] == ABOVE and row.get("learnt") and (drops := drop_comparison(pair, in_distribution)):
+            rows.append(comparison_row(finding, above_claim, ABOVE, drops, **{**common, "measure": f"{common['measure']}, "
+                                                                                                  f"{DROP}"}))
     return rows
 
 
@@ -262,12 +269,15 @@ DID_NOT_TAKE = "the manipulation check did not show that {arm} learnt its revers
 
 def _manipulation_failed(pairs: pl.DataFrame, level: float = LEVEL) -> dict[str, str]:
     """arm -> why its comparisons are not judged: its models were not shown better than the natural
-    ones at continuing reversed copies (each arm its own test, one per arm: no correction)."""
+    ones at continuing reversed copies. The gate is the manipulation claim's own verdict, judged
+    before the others: Holm over its comparisons (one per arm), as the claim is."""
+    checks = pairs.filter(pl.col("comparison") == MANIPULATION)
+    adjusted = holm([math.nan if p is None else p for p in checks["p"]])
     failed = {}
-    for row in pairs.filter(pl.col("comparison") == MANIPULATION).iter_rows(named=True):
+    for row, p in zip(checks.iter_rows(named=True), adjusted):
         arm = row["model"].removesuffix(f" vs {NATURAL}")
-        if not (row["p"] is not None and row["p"] < level and row["difference"] > 0):
-            failed[arm] = DID_NOT_TAKE.format(arm=arm)
+        if not (not math.isnan(p) and p < level and row["difference"] > 0):
+            failed[arm] = DID_NOT_TAKE.format(arm=arm) + f" (Holm p = {p:.2g} over the check's {len(checks)})"
     return failed
 
 
@@ -298,6 +308,7 @@ def corpus_finding(pairs: pl.DataFrame | None, model_paths: ModelPaths = None,
         row = comparison_row(finding, CORPUS_CLAIMS[pair["comparison"]],
                              AGREE if pair["comparison"] in CORPUS_AGREE else ABOVE, pair, system=pair["model"],
                              measure=measure, length=pair["bin"])
+        row["equivalence"] = pair["comparison"] in CORPUS_AGREE
         arm = _arm_of(pair)
         if pair["comparison"] != MANIPULATION and arm in failed:
             row.update(learnt=False, note=failed[arm])
@@ -311,21 +322,20 @@ FINDINGS: dict[int, Finding] = {finding.number: finding for finding in (
             (SCRATCH_ABOVE, SCRATCH_AGREE), from_scratch_finding),
     Finding(2, "4.1", "in context, pretrained models prefer the induction direction", "icl_pairs",
             (FORWARD, RIGHT), in_context_finding),
-    # Fine-tuning is tested at 2x and 4x the training lengths, and the paper's claim is about each (a
-    # model may hold at 2x and fail at 4x): judged per length.
+    # Each fine-tuned model and protocol is an experiment of its own (a protocol's verdict is what the
+    # protocols study compares): one family per claim and system, its lengths and measures in it.
     Finding(3, "4.3", "fine-tuning closes the expressible gaps only", "finetune_pairs",
-            (FINETUNE_AGREE, FINETUNE_ABOVE), fine_tuning_finding, by_length=True),
+            (FINETUNE_AGREE, FINETUNE_ABOVE), fine_tuning_finding, per_system=True),
     Finding(4, "4.2", "copying fails more after ambiguous tokens", "realistic_pairs", (AMBIGUITY,),
             ambiguity_finding),
     Finding(5, "4.2", "git revert (a forward copy) beats cherry-pick (a backward copy)", "realistic_pairs", (GIT,),
             git_finding),
     Finding(6, "4.4", "induction circuits are stronger than anti-induction ones, and carry the copying",
             "mechanism_pairs", (HEADS, PATCHING), mechanism_finding),
-    # Beyond the paper (SPEC 8): no paper numbers. Fine-tuning's head start is judged per test bin, as
-    # finding 3 is (the other claims pool every length: bin "all").
+    # Beyond the paper (SPEC 8): no paper numbers. Each claim one family over its arms, measures,
+    # test bins and learning-curve steps.
     Finding(7, "beyond the paper", "the induction preference follows the pretraining data", "corpus_pairs",
-            (CORPUS_MANIPULATION, CORPUS_PREFERENCE, CORPUS_CONTROL, CORPUS_HEAD_START, CORPUS_UNCHANGED), corpus_finding,
-            by_length=True),
+            (CORPUS_MANIPULATION, CORPUS_PREFERENCE, CORPUS_CONTROL, CORPUS_HEAD_START, CORPUS_UNCHANGED), corpus_finding),
 )}
 
 

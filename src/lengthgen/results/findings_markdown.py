@@ -16,6 +16,7 @@ from ..stats import LEVEL, PERMUTATIONS, interval_text, p_text
 from .findings import FINDINGS, ModelPaths, findings_table
 from .verdicts import (
     AGREE,
+    AT_CEILING,
     CONTRADICTED,
     DEFAULT_RULES,
     FAIL_ALIKE,
@@ -25,6 +26,8 @@ from .verdicts import (
     NOT_RUN,
     SHOWN,
     VerdictRules,
+    base_verdict,
+    family_key,
     missing,
 )
 
@@ -43,7 +46,25 @@ def _seeds(row: dict) -> str:
     text = f"{row['seeds_first_above']} of {row['seeds']} seeds {row['first']} above"
     if row["seeds_second_above"]:
         text += f", {row['seeds_second_above']} {row['second']} above"
-    return text if row["seeds"] > 1 else text + " (one seed: between-seed variation not measured)"
+    return text if row["seeds"] > 1 else text + " (one run: between-run variation not measured)"
+
+
+def _power(row: dict) -> str:
+    """What deciding a noise row would take: runs per side (or examples) at 80% power, and the
+    smallest p an exact permutation test reaches with the runs there are."""
+    if base_verdict(row["verdict"]) != NOISE:
+        return ""
+    parts = []
+    if not missing(row.get("runs_needed")):
+        bound = "at least " if row.get("runs_needed_bound") else ""
+        parts.append(f"{bound}{row['runs_needed']} runs a side for 80% power at {LEVEL}/{max(1, row['family_size'])}")
+    elif not missing(row.get("examples_needed")):
+        parts.append(f"{row['examples_needed']} examples for 80% power at {LEVEL}/{max(1, row['family_size'])}")
+    elif row.get("runs_needed_bound") is not None or not missing(row.get("smallest_p")):
+        parts.append("no difference or spread to size runs by")
+    if not missing(row.get("smallest_p")):
+        parts.append(f"smallest exact permutation p with these runs {row['smallest_p']:.2g}")
+    return "; ".join(parts)
 
 
 def _test(row: dict, margin: float) -> str:
@@ -83,23 +104,28 @@ def _finding_name(number: int) -> str:
 
 
 def glance(frame: pl.DataFrame) -> pl.DataFrame:
-    """One line per finding and family (claim, system, measure, and length for a finding judged
-    `by_length`): its verdict and how its comparisons went."""
+    """One line per finding and family (a claim; for a finding judged `per_system`, a claim and
+    system): its verdict, its size (the m Holm corrects over), how its comparisons went, and the
+    training runs they rest on."""
     rows, named = [], set()
-    judged_by_length = [number for number, finding in FINDINGS.items() if finding.by_length]
-    by_length = pl.when(pl.col("finding").is_in(judged_by_length)).then(pl.col("length")).otherwise(pl.lit(""))
-    for (finding, claim, system, measure, length), group in (
-            frame.with_columns(by_length.alias("_length"))
-            .group_by(["finding", "claim", "system", "measure", "_length"], maintain_order=True)):
-        counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE, FAIL_ALIKE, NOT_LEARNT)
-                  if (n := (group["verdict"] == v).sum())]
-        if (group["verdict"] != NOT_RUN).any() and (group["seeds"].fill_null(1) <= 1).all():
-            counts.append("judged on one seed")
+    keyed = frame.with_columns(pl.Series("_family", [
+        "/".join(family_key(FINDINGS[r["finding"]], r)) for r in frame.iter_rows(named=True)], pl.String))
+    for (finding, _), group in keyed.group_by(["finding", "_family"], maintain_order=True):
+        verdicts = [base_verdict(v) for v in group["verdict"]]
+        counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE, FAIL_ALIKE, AT_CEILING, NOT_LEARNT)
+                  if (n := verdicts.count(v))]
+        counted = group.filter(~pl.col("verdict").is_in([NOT_RUN, NOT_LEARNT, AT_CEILING]))
+        sizes = counted["family_size"].drop_nulls()
+        runs = counted["seeds"].drop_nulls()
         name = "" if finding in named else _finding_name(finding)  # each finding named on its first line
         named.add(finding)
-        rows.append({"finding": name, "claim": claim, "system": system, "measure": measure, "length": length or "",
+        systems = ", ".join(dict.fromkeys(s for s in group["system"] if s))
+        rows.append({"finding": name, "claim": group["claim"][0], "systems": systems,
                      "verdict": f"**{group['claim_verdict'][0]}**",
-                     "comparisons": ", ".join(counts) if counts else group["note"][0]})
+                     "comparisons": ", ".join(counts) + (f" (Holm over {sizes.max()})" if sizes.len() and sizes.max() > 1
+                                                         else "") if counts else group["note"][0],
+                     "runs": "" if not runs.len() else str(runs.min()) if runs.min() == runs.max()
+                     else f"{runs.min()}-{runs.max()}"})
     return pl.DataFrame(rows)
 
 
@@ -111,28 +137,39 @@ def findings_markdown(frame: pl.DataFrame, provenance: dict | None = None, rules
         "finding": r["finding"], "system": r["system"], "measure": r["measure"], "length": r["length"],
         "comparison": r["kind"], "first": _side(r, "first"), "second": _side(r, "second"),
         "test": _test(r, margin), "seeds": _seeds(r), "paper": _paper(r),
-        "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else ""),
+        "verdict": r["verdict"] + (f" ({r['note']})" if r["note"] else ""), "to decide": _power(r),
         "pooled rules": r["pooled_verdict"]}
         for r in ran.iter_rows(named=True)])
     parts = ["# Did the paper's findings reproduce here?", "",
-             "One line per finding, claim, system and measure (fine-tuning: and out-of-distribution bin): a "
-             "family of comparisons, corrected for their number (below). A claim is **shown** when every "
+             "One line per claim (fine-tuning: per claim and fine-tuned model/protocol, each an experiment of its "
+             "own): its family, every comparison that can make its verdict (systems, arms, measures, lengths), "
+             "corrected for their number (below). A claim is **shown** when every "
              "comparison it makes is shown, **contradicted** when any goes significantly the other way after the "
              "correction, otherwise **not distinguishable "
-             "from noise**; **not run** where the config turned the stage off or has no tasks to compare.", "",
+             "from noise**; **not run** where the config turned the stage off or has no tasks to compare. A "
+             "verdict resting on fewer than three training runs says how many (`shown (one run)`); `runs`: the "
+             "training runs per side of the comparisons that count.", "",
              to_markdown(glance(frame)), "## The comparisons", "",
              f"comparison \"above\": first is the side the paper expects higher; shown when the test's "
-             f"Holm-adjusted p over its family (the claim's comparisons for that system and measure, and bin for "
-             f"fine-tuning) is below "
+             f"Holm-adjusted p over its family (every comparison of the claim; fine-tuning: of the claim and "
+             f"system) is below "
              f"{LEVEL} with that sign, contradicted when below {LEVEL} with the other (\"Holm p ... of m\"; one "
              f"of 12 at p = 0.03 is Holm p = 0.36, noise). \"agree\": an expressible mirror pair "
              f"(right/forward task first); shown when the 95% interval of the difference lies inside "
              f"±{margin}, contradicted when the family-wise interval (each 95% half-width times "
              f"z(1 - {LEVEL}/2m) / z(1 - {LEVEL}/2), Bonferroni over the family's m pairs) lies wholly outside "
              f"(two sides both below {FAILING} are `{FAIL_ALIKE}`, never shown: agreement then is not "
-             f"generalisation). **{NOT_LEARNT}**: the side the theory says generalises (a mirror pair: both) was "
-             f"below {rules.learnt} in distribution, so its length generalisation is not what was measured; such a "
-             "comparison counts neither way and is left out of its family. The training run (seed) is the unit: "
+             f"generalisation). **{NOT_LEARNT}**: a side was below {rules.learnt} in distribution (a failure to "
+             "learn, not to generalise; finding 7: the manipulation check, judged first with Holm over its arms, "
+             "did not show the corpus took), so such a comparison counts neither way and is left out of its "
+             f"family; where both sides were learnt, \"above\" also compares each side's drop from its own "
+             f"in-distribution accuracy, run by run. **{AT_CEILING}**: a claim of no change whose two sides are "
+             "both at 0.98 or above, where nothing could have moved. `to decide` (noise rows): the runs per side "
+             "that would find the measured difference at 80% power given the measured between-run spread, at "
+             "Holm's first-step level 0.05/m (\"at least\" where one run stands in its own sampling error for "
+             "the spread), and the smallest p an exact permutation test reaches with the runs there are (2 v 2: "
+             "0.33); steps to reach a threshold are tested on ranks, a run that never reached it ranked last. "
+             "The training run (seed) is the unit: "
              "with several seeds, t intervals and tests over the seeds' values (see docs/statistics.md); "
              "`pooled rules` is the verdict the old rules (every seed's examples pooled, no learnt gate) gave. A "
              "permutation p at its floor, 1/(permutations + 1), reads p < 1e-4. Values with their 95% "

@@ -3,22 +3,29 @@ each with its intervals and test) become `shown`, `contradicted`, `not distingui
 `not run`, and the finding's rows one frame. Which comparisons a finding makes, and the paper's
 numbers beside them: `lengthgen.results.findings`.
 
-A claim's comparisons for one system and measure form a family, judged together: with 3-12
-comparisons a claim, one would cross 0.05 by chance often and "any contradicted" would then say
-contradicted of a claim that holds. So:
+A claim is the family: every comparison that can make its verdict (every system, arm, measure
+and length; for a finding judged `per_system`, such as fine-tuning's protocols, every comparison
+of one system) is judged together: with 3-40 comparisons a claim, one would cross 0.05 by chance
+often and "any contradicted" would then say contradicted of a claim that holds. Gates are judged
+first and take their comparisons out of the family: the learnt gate (a threshold, not a test), the
+manipulation check (its own claim's Holm-adjusted p), and the ceiling of an equivalence claim. So:
 - a comparison "first above second" (first is the side the paper expects higher) is `shown` when
-  its Holm-adjusted p (over the family) is below LEVEL with the expected sign, `contradicted` when
+  its Holm-adjusted p (over the claim) is below LEVEL with the expected sign, `contradicted` when
   below LEVEL with the other sign, and `not distinguishable from noise` otherwise;
 - a comparison "the two agree" (an expressible mirror pair) is `shown` when the 95% interval of the
   difference lies inside ±margin (`VerdictRules.margin`, config `findings.margin`),
   `contradicted` when the family-wise interval (the 95% one widened by Bonferroni for the family's
   m intervals) lies wholly outside, and `not distinguishable from noise` otherwise;
-- a claim, per system and measure (its family; for fine-tuning, per system, measure and
-  out-of-distribution bin: its record's `by_length`), is `contradicted` if any of its comparisons
-  is, `shown` if all are, otherwise `not distinguishable from noise`;
-- `not learnt` (findings 1 and 3): the side the theory says generalises (a mirror pair: both) was
-  below `VerdictRules.learnt` in distribution; left out of its family, counting neither way;
-  `both fail`: an agreeing pair whose sides both fail, never shown;
+- a claim (its family) is `contradicted` if any of its comparisons is, `shown` if all are,
+  otherwise `not distinguishable from noise`;
+- `not learnt` (findings 1 and 3): a side of the comparison (either: a failure to learn in
+  distribution is not a failure to generalise in length) was below `VerdictRules.learnt` in
+  distribution; left out of its family, counting neither way; `both fail`: an agreeing pair whose
+  sides both fail, never shown; `at ceiling`: an equivalence claim (no change) whose two sides are
+  both at or above CEILING, where nothing could have changed;
+- a verdict from fewer than three training runs says so: `shown (one run)`, `... (two runs)`;
+  a noise row carries what deciding it would take (`runs_needed` per side at 80% power, the
+  smallest p an exact permutation test reaches with the runs there are, `smallest_p`);
 - every row also carries `pooled_verdict`, the old rules' (seeds' examples pooled, no gate), and
   its seed counts; the pairs tables treat the training run as the unit (docs/statistics.md);
 - `not run`: the config turned the stage off (its table is not made), or its tasks hold nothing the
@@ -33,13 +40,27 @@ from typing import Protocol
 
 import polars as pl
 
-from ..stats import LEVEL, holm, widen
+from ..stats import (
+    LEVEL,
+    examples_for_power,
+    holm,
+    interval_error,
+    run_differences_comparison,
+    runs_for_power,
+    smallest_permutation_p,
+    t_quantile,
+    widen,
+    wilson_error,
+)
 from ..tasks import LengthBin
 
 SHOWN, CONTRADICTED, NOISE, NOT_RUN = "shown", "contradicted", "not distinguishable from noise", "not run"
 # A comparison whose side(s) never learnt the task in distribution (neither for nor against a claim),
 # and an agreement of two sides that both fail out of distribution (never shown).
 NOT_LEARNT, FAIL_ALIKE = "not learnt", "both fail"
+# An equivalence claim whose sides both sit at the top of the scale: no room to have changed.
+AT_CEILING, CEILING = "at ceiling", 0.98
+RUNS_FOR_A_PLAIN_VERDICT = 3  # fewer training runs than this, and the verdict says how many
 
 
 @dataclass(frozen=True)
@@ -62,7 +83,7 @@ class Judged(Protocol):
     section: str
     source: str
     claims: tuple[str, ...]
-    by_length: bool
+    per_system: bool
 
 
 SCHEMA = {
@@ -75,7 +96,9 @@ SCHEMA = {
     "family_high": pl.Float64, "paper_first": pl.Float64, "paper_second": pl.Float64, "paper_setting": pl.String,
     "seeds": pl.Int64, "seeds_first_above": pl.Int64, "seeds_second_above": pl.Int64,
     "first_in_distribution": pl.Float64, "second_in_distribution": pl.Float64, "first_drop": pl.Float64,
-    "second_drop": pl.Float64, "shown_from_margin": pl.Float64, "contradicted_below_margin": pl.Float64,
+    "second_drop": pl.Float64, "spread": pl.Float64, "runs_needed": pl.Int64, "runs_needed_bound": pl.Boolean,
+    "examples_needed": pl.Int64, "smallest_p": pl.Float64, "shown_from_margin": pl.Float64,
+    "contradicted_below_margin": pl.Float64,
     "verdict": pl.String, "pooled_verdict": pl.String,
     "claim_verdict": pl.String, "source": pl.String, "note": pl.String,
 }
@@ -83,9 +106,22 @@ ABOVE, AGREE = "above", "agree"  # the two kinds of comparison
 
 
 def family_key(finding: Judged, row: dict) -> tuple:
-    """What a comparison is judged with: the same claim, system and measure (and length, for a
-    finding judged `by_length`)."""
-    return (row["claim"], row["system"], row["measure"]) + ((row["length"],) if finding.by_length else ())
+    """What a comparison is judged with: every comparison of its claim (of its system too, for a
+    finding judged `per_system`: each fine-tuned model and protocol an experiment of its own)."""
+    return (row["claim"],) + ((row["system"],) if finding.per_system else ())
+
+
+def base_verdict(verdict: str | None) -> str | None:
+    """A verdict without its run count: "shown (one run)" -> "shown"."""
+    return verdict.split(" (")[0] if verdict else verdict
+
+
+def runs_label(verdict: str, runs) -> str:
+    """The verdict with the number of training runs it rests on, where fewer than
+    RUNS_FOR_A_PLAIN_VERDICT: `shown (one run)`; gates and `not run` stay as they are."""
+    if verdict in (NOT_RUN, NOT_LEARNT) or missing(runs) or runs >= RUNS_FOR_A_PLAIN_VERDICT:
+        return verdict
+    return f"{verdict} ({'one run' if runs == 1 else f'{int(runs)} runs'})"
 
 
 # -- a row's verdict ------------------------------------------------------------------------------
@@ -133,9 +169,10 @@ def claim_verdict(verdicts: list[str]) -> str:
     ran = [v for v in verdicts if v != NOT_RUN]
     if not ran:
         return NOT_RUN
-    ran = [v for v in ran if v != NOT_LEARNT]
-    if not ran:
-        return NOT_LEARNT
+    counted = [v for v in ran if v not in (NOT_LEARNT, AT_CEILING)]
+    if not counted:
+        return AT_CEILING if AT_CEILING in ran else NOT_LEARNT
+    ran = counted
     if CONTRADICTED in ran:
         return CONTRADICTED
     return SHOWN if all(v == SHOWN for v in ran) else NOISE
@@ -151,6 +188,7 @@ def comparison_row(finding: Judged, claim: str, kind: str, pair: dict, *, system
                paper_second=paper[1], paper_setting=paper[2])
     for name in ("pooled_p", "pooled_low", "pooled_high"):
         row[name] = pair.get(name)
+    row["_runs_measured"] = not missing(pair.get("seeds"))
     if missing(row.get("seeds")):  # a table of one trained model (in context, mechanism): one run
         difference = row.get("difference")
         row.update(seeds=1, seeds_first_above=int(not missing(difference) and difference > 0),
@@ -168,7 +206,7 @@ def _not_run(finding: Judged, claim: str, note: str) -> dict:
 def _family_label(finding: Judged, key: tuple) -> str:
     """A family's name: finding.claim (the claim's place in the finding's claims), system, measure[, length]."""
     claim, *rest = key
-    return f"{finding.number}.{finding.claims.index(claim) + 1} " + ", ".join(rest)
+    return f"{finding.number}.{finding.claims.index(claim) + 1}" + "".join(f" {part}" for part in rest)
 
 
 def judge_families(finding: Judged, rows: list[dict], margin: float = DEFAULT_RULES.margin,
@@ -182,6 +220,11 @@ def judge_families(finding: Judged, rows: list[dict], margin: float = DEFAULT_RU
     for row in rows:
         if gated and row.get("learnt") is False:
             row.update(verdict=NOT_LEARNT, family=_family_label(finding, family_key(finding, row)), family_size=0)
+            continue
+        if gated and at_ceiling(row):
+            row.update(verdict=AT_CEILING, family=_family_label(finding, family_key(finding, row)), family_size=0,
+                       note=f"both sides at or above {CEILING}: an equivalence at the ceiling, where neither could "
+                            "have risen")
             continue
         families.setdefault(family_key(finding, row), []).append(row)
     for key, members in families.items():
@@ -205,7 +248,75 @@ def judge_families(finding: Judged, rows: list[dict], margin: float = DEFAULT_RU
                        verdict=above_verdict(row) if row["kind"] == ABOVE else agree_verdict(row, margin))
             if gated and row["verdict"] == SHOWN and row["note"] == BOTH_FAIL:
                 row["verdict"] = FAIL_ALIKE
+            if row["verdict"] == NOISE:
+                row.update(power_to_decide(row, row["family_size"]))
     return rows
+
+
+def at_ceiling(row: dict) -> bool:
+    """An equivalence claim (`equivalence`: no change) whose two sides are both at or above CEILING."""
+    return bool(row.get("equivalence")) and all(
+        not missing(row.get(f"{side}_value")) and row[f"{side}_value"] >= CEILING for side in ("first", "second"))
+
+
+def _design(row: dict) -> str:
+    """How a comparison's runs are laid out, from its test: `paired` (runs each giving both sides;
+    one arm against 0 alike), `arms` (two arms of independent models), `ranks` (capped values),
+    `one run` (a training-run table with one run), `examples` (one model's examples)."""
+    test = row.get("test") or ""
+    if "rank permutation" in test:
+        return "ranks"
+    if test.startswith("Welch") or test.startswith("z, one pretraining seed each"):
+        return "arms"
+    if test.startswith("t over") or test.startswith("z, one pretraining seed"):
+        return "paired"
+    return "one run" if row.get("_runs_measured") else "examples"
+
+
+def _spread(row: dict, design: str) -> float | None:
+    """The between-run standard deviation a power calculation needs: the table's `spread`, else
+    what the interval implies (shipped tables made before it was stored)."""
+    if not missing(row.get("spread")):
+        return row["spread"]
+    low, high, runs = row.get("difference_low"), row.get("difference_high"), row.get("seeds")
+    if missing(low) or missing(high) or missing(runs) or runs < 2 or design != "paired":
+        return None
+    return (high - low) / (2 * t_quantile(0.975, runs - 1)) * math.sqrt(runs)
+
+
+def power_to_decide(row: dict, family_size: int) -> dict:
+    """What deciding a noise row would take, at the first step of Holm's procedure over its claim
+    (LEVEL / m): the runs per side for 80% power from the measured difference and between-run spread
+    (`runs_needed`; `runs_needed_bound` where that is a lower bound: one run, whose own sampling
+    error stands in for the spread it did not measure, or ranks, where it is the fewest runs whose
+    best split could reach the level), the smallest p an exact permutation test reaches with the
+    runs there are (`smallest_p`), and for one model's examples the examples needed instead."""
+    alpha = LEVEL / max(1, family_size or 1)
+    design, runs = _design(row), row.get("seeds") or 1
+    difference = row.get("difference")
+    if design == "examples":
+        return {"examples_needed": examples_for_power(row.get("pairs") or row.get("first_examples"), row.get("p"),
+                                                      alpha)}
+    if design == "ranks":
+        needed = next((n for n in range(2, 100) if smallest_permutation_p(n, n) < alpha), None)
+        return {"runs_needed": needed, "runs_needed_bound": True, "smallest_p": smallest_permutation_p(runs, runs)}
+    if design == "one run":
+        own = interval_error(row["difference_low"], row["difference_high"]) if not missing(
+            row.get("difference_low")) else None
+        return {"runs_needed": runs_for_power(difference, own, two_arms=False, alpha=alpha),
+                "runs_needed_bound": True, "smallest_p": 1.0, "spread": None}
+    spread = _spread(row, design)
+    if design == "arms":
+        sizes = [len(row[k]) for k in ("first_per_seed", "second_per_seed") if row.get(k) is not None]
+        smallest = smallest_permutation_p(*sizes) if len(sizes) == 2 else smallest_permutation_p(runs, runs)
+        if spread is None:  # one model an arm: each model's own error as the spread, a lower bound
+            own = interval_error(row["difference_low"], row["difference_high"]) / math.sqrt(2)
+            return {"runs_needed": runs_for_power(difference, own, two_arms=True, alpha=alpha),
+                    "runs_needed_bound": True, "smallest_p": smallest}
+        return {"runs_needed": runs_for_power(difference, spread, two_arms=True, alpha=alpha),
+                "runs_needed_bound": False, "smallest_p": smallest, "spread": spread}
+    return {"runs_needed": runs_for_power(difference, spread, two_arms=False, alpha=alpha),
+            "runs_needed_bound": False, "smallest_p": smallest_permutation_p(runs), "spread": spread}
 
 
 def _pooled_view(row: dict) -> dict:
@@ -230,10 +341,18 @@ def finding_frame(finding: Judged, rows: list[dict], why_not: str, rules: Verdic
     frame = pl.DataFrame([{name: r.get(name) for name in SCHEMA} for r in rows], schema=SCHEMA)
     keys = [family_key(finding, row) for row in frame.iter_rows(named=True)]
     verdicts: dict[tuple, list[str]] = {}
-    for key, verdict in zip(keys, frame["verdict"]):
+    runs: dict[tuple, list[int]] = {}
+    for key, verdict, seeds in zip(keys, frame["verdict"], frame["seeds"]):
         verdicts.setdefault(key, []).append(verdict)
+        if verdict not in (NOT_RUN, NOT_LEARNT, AT_CEILING) and seeds is not None:
+            runs.setdefault(key, []).append(seeds)
+    claims = {key: runs_label(claim_verdict(found), min(runs.get(key, [None]), key=lambda n: n or 0))
+              for key, found in verdicts.items()}
+    labelled = [runs_label(verdict, seeds) if verdict != AT_CEILING else verdict
+                for verdict, seeds in zip(frame["verdict"], frame["seeds"])]
     order = {claim: k for k, claim in enumerate(finding.claims)}
-    return (frame.with_columns(pl.Series("claim_verdict", [claim_verdict(verdicts[key]) for key in keys], pl.String),
+    frame = frame.with_columns(pl.Series("verdict", labelled, pl.String))
+    return (frame.with_columns(pl.Series("claim_verdict", [claims[key] for key in keys], pl.String),
                                pl.col("claim").replace_strict(order, return_dtype=pl.Int64).alias("_claim"))
             .with_row_index("_row").sort("_claim", "_row").drop("_claim", "_row"))
 
@@ -284,18 +403,44 @@ def in_distribution_bins(pairs: pl.DataFrame) -> pl.DataFrame:
 
 def learnt_gate(row: dict, trained: dict | None, learnt: float) -> None:
     """Each side's in-distribution accuracy and its drop out of distribution, and whether the
-    comparison counts (`learnt`): the side the theory says generalises ("above": first; a mirror
-    pair: both) reached `learnt` in distribution. Without an in-distribution row nothing is gated."""
+    comparison counts (`learnt`): both sides reached `learnt` in distribution (a side that never
+    learnt the task says nothing of length generalisation, either way). Without an in-distribution
+    row nothing is gated."""
     if trained is None or trained["bin"] == row["length"]:
         return
     for side in ("first", "second"):
         row[f"{side}_in_distribution"] = trained[f"{side}_value"]
         row[f"{side}_drop"] = trained[f"{side}_value"] - row[f"{side}_value"]
-    gated = ("first",) if row["kind"] == ABOVE else ("first", "second")
-    short = [f"{row[side]} {trained[f'{side}_value']:.2f}" for side in gated if trained[f"{side}_value"] < learnt]
+    short = [f"{row[side]} {trained[f'{side}_value']:.2f}" for side in ("first", "second")
+             if trained[f"{side}_value"] < learnt]
     row["learnt"] = not short
     if short:
         row["note"] = f"not learnt in distribution ({', '.join(short)} < {learnt})"
-    elif row["kind"] == ABOVE and trained["second_value"] < learnt:
-        row["note"] = (f"{row['second']} {trained['second_value']:.2f} in distribution: its failure is partly "
-                       "one to learn, not to generalise")
+
+
+DROP = "drop from its in-distribution accuracy"
+
+
+def drop_comparison(pair: dict, trained: dict) -> dict | None:
+    """For an "above" pair whose sides were both learnt: each run's drop from its own in-distribution
+    accuracy, the second side's (expected larger) against the first's, over the runs both rows hold
+    (None without per-run values). Its sides are named "<task> drop", the second task's first, so
+    that "first above" is the claim's direction."""
+    per_run = [pair.get(k) for k in ("first_per_seed", "second_per_seed")] + \
+        [trained.get(k) for k in ("first_per_seed", "second_per_seed")]
+    if any(values is None or len(values) != len(per_run[0]) for values in per_run) or not per_run[0]:
+        return None
+    runs = len(per_run[0])
+
+    def errors(row, side):  # each run's sampling error of its accuracy (Wilson's), over its examples
+        examples = max(1, round((row.get(f"{side}_examples") or row.get("pairs") or runs) / runs))
+        return [wilson_error(round(v * examples), examples) for v in row[f"{side}_per_seed"]]
+
+    drops = {side: [a - b for a, b in zip(trained[f"{side}_per_seed"], pair[f"{side}_per_seed"])]
+             for side in ("first", "second")}
+    spread = {side: [math.hypot(a, b) for a, b in zip(errors(trained, side), errors(pair, side))]
+              for side in ("first", "second")}
+    result = run_differences_comparison(drops["second"], drops["first"], spread["second"], spread["first"],
+                                        f"{pair['second']} drops more", f"{pair['first']} drops more")
+    return {**result.row(), "first": f"{pair['second']} drop", "second": f"{pair['first']} drop"}
+
