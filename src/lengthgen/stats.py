@@ -95,7 +95,8 @@ class Comparison:
         return {**values, "significant": self.significant}
 
 
-RUN_FIELDS = tuple(f.name for f in fields(Comparison))[tuple(f.name for f in fields(Comparison)).index("seeds"):]
+_NAMES = [f.name for f in fields(Comparison)]
+RUN_FIELDS = tuple(_NAMES[_NAMES.index("seeds"):])  # `seeds` and every field after it
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:

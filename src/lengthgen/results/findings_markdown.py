@@ -22,6 +22,7 @@ from .verdicts import (
     FAIL_ALIKE,
     FAILING,
     NOISE,
+    NOT_COUNTED,
     NOT_LEARNT,
     NOT_RUN,
     SHOWN,
@@ -114,7 +115,7 @@ def glance(frame: pl.DataFrame) -> pl.DataFrame:
         verdicts = [base_verdict(v) for v in group["verdict"]]
         counts = [f"{n} {v}" for v in (SHOWN, CONTRADICTED, NOISE, FAIL_ALIKE, AT_CEILING, NOT_LEARNT)
                   if (n := verdicts.count(v))]
-        counted = group.filter(~pl.col("verdict").is_in([NOT_RUN, NOT_LEARNT, AT_CEILING]))
+        counted = group.filter(~pl.col("verdict").is_in(list(NOT_COUNTED)))
         sizes = counted["family_size"].drop_nulls()
         runs = counted["seeds"].drop_nulls()
         name = "" if finding in named else _finding_name(finding)  # each finding named on its first line

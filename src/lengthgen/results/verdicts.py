@@ -23,7 +23,7 @@ manipulation check (its own claim's Holm-adjusted p), and the ceiling of an equi
   distribution; left out of its family, counting neither way; `both fail`: an agreeing pair whose
   sides both fail, never shown; `at ceiling`: an equivalence claim (no change) whose two sides are
   both at or above CEILING, where nothing could have changed;
-- a verdict from fewer than three training runs says so: `shown (one run)`, `... (two runs)`;
+- a verdict from fewer than three training runs says so: `shown (one run)`, `... (2 runs)`;
   a noise row carries what deciding it would take (`runs_needed` per side at 80% power, the
   smallest p an exact permutation test reaches with the runs there are, `smallest_p`);
 - every row also carries `pooled_verdict`, the old rules' (seeds' examples pooled, no gate), and
@@ -61,6 +61,8 @@ NOT_LEARNT, FAIL_ALIKE = "not learnt", "both fail"
 # An equivalence claim whose sides both sit at the top of the scale: no room to have changed.
 AT_CEILING, CEILING = "at ceiling", 0.98
 RUNS_FOR_A_PLAIN_VERDICT = 3  # fewer training runs than this, and the verdict says how many
+# The verdicts of comparisons that count neither way in their claim (and carry no run count).
+NOT_COUNTED = (NOT_RUN, NOT_LEARNT, AT_CEILING)
 
 
 @dataclass(frozen=True)
@@ -118,8 +120,8 @@ def base_verdict(verdict: str | None) -> str | None:
 
 def runs_label(verdict: str, runs) -> str:
     """The verdict with the number of training runs it rests on, where fewer than
-    RUNS_FOR_A_PLAIN_VERDICT: `shown (one run)`; gates and `not run` stay as they are."""
-    if verdict in (NOT_RUN, NOT_LEARNT) or missing(runs) or runs >= RUNS_FOR_A_PLAIN_VERDICT:
+    RUNS_FOR_A_PLAIN_VERDICT: `shown (one run)`; verdicts that count neither way stay as they are."""
+    if verdict in NOT_COUNTED or missing(runs) or runs >= RUNS_FOR_A_PLAIN_VERDICT:
         return verdict
     return f"{verdict} ({'one run' if runs == 1 else f'{int(runs)} runs'})"
 
@@ -218,15 +220,14 @@ def judge_families(finding: Judged, rows: list[dict], margin: float = DEFAULT_RU
     fail never agree (`both fail`); ungated, the pooled rules of old (every row judged)."""
     families: dict[tuple, list[dict]] = {}
     for row in rows:
-        if gated and row.get("learnt") is False:
-            row.update(verdict=NOT_LEARNT, family=_family_label(finding, family_key(finding, row)), family_size=0)
+        gate = (NOT_LEARNT if row.get("learnt") is False else AT_CEILING if at_ceiling(row) else None) if gated \
+            else None
+        if gate is None:
+            families.setdefault(family_key(finding, row), []).append(row)
             continue
-        if gated and at_ceiling(row):
-            row.update(verdict=AT_CEILING, family=_family_label(finding, family_key(finding, row)), family_size=0,
-                       note=f"both sides at or above {CEILING}: an equivalence at the ceiling, where neither could "
-                            "have risen")
-            continue
-        families.setdefault(family_key(finding, row), []).append(row)
+        row.update(verdict=gate, family=_family_label(finding, family_key(finding, row)), family_size=0)
+        if gate == AT_CEILING:
+            row["note"] = f"both sides at or above {CEILING}: an equivalence at the ceiling, where neither could have risen"
     for key, members in families.items():
         label = _family_label(finding, key)
         above = [r for r in members if r["kind"] == ABOVE]
@@ -248,7 +249,7 @@ def judge_families(finding: Judged, rows: list[dict], margin: float = DEFAULT_RU
                        verdict=above_verdict(row) if row["kind"] == ABOVE else agree_verdict(row, margin))
             if gated and row["verdict"] == SHOWN and row["note"] == BOTH_FAIL:
                 row["verdict"] = FAIL_ALIKE
-            if row["verdict"] == NOISE:
+            if gated and row["verdict"] == NOISE:  # the pooled view's rows are only read for their verdict
                 row.update(power_to_decide(row, row["family_size"]))
     return rows
 
@@ -304,7 +305,7 @@ def power_to_decide(row: dict, family_size: int) -> dict:
         own = interval_error(row["difference_low"], row["difference_high"]) if not missing(
             row.get("difference_low")) else None
         return {"runs_needed": runs_for_power(difference, own, two_arms=False, alpha=alpha),
-                "runs_needed_bound": True, "smallest_p": 1.0, "spread": None}
+                "runs_needed_bound": True, "smallest_p": 1.0}
     spread = _spread(row, design)
     if design == "arms":
         sizes = [len(row[k]) for k in ("first_per_seed", "second_per_seed") if row.get(k) is not None]
@@ -344,12 +345,11 @@ def finding_frame(finding: Judged, rows: list[dict], why_not: str, rules: Verdic
     runs: dict[tuple, list[int]] = {}
     for key, verdict, seeds in zip(keys, frame["verdict"], frame["seeds"]):
         verdicts.setdefault(key, []).append(verdict)
-        if verdict not in (NOT_RUN, NOT_LEARNT, AT_CEILING) and seeds is not None:
+        if verdict not in NOT_COUNTED and seeds is not None:
             runs.setdefault(key, []).append(seeds)
-    claims = {key: runs_label(claim_verdict(found), min(runs.get(key, [None]), key=lambda n: n or 0))
+    claims = {key: runs_label(claim_verdict(found), min(runs[key]) if key in runs else None)
               for key, found in verdicts.items()}
-    labelled = [runs_label(verdict, seeds) if verdict != AT_CEILING else verdict
-                for verdict, seeds in zip(frame["verdict"], frame["seeds"])]
+    labelled = [runs_label(verdict, seeds) for verdict, seeds in zip(frame["verdict"], frame["seeds"])]
     order = {claim: k for k, claim in enumerate(finding.claims)}
     frame = frame.with_columns(pl.Series("verdict", labelled, pl.String))
     return (frame.with_columns(pl.Series("claim_verdict", [claims[key] for key in keys], pl.String),
