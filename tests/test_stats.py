@@ -5,6 +5,7 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from lengthgen.stats import (
     binary_comparison,
@@ -12,12 +13,18 @@ from lengthgen.stats import (
     bonferroni_scale,
     bootstrap_mean,
     difference_interval,
+    examples_for_power,
     fisher_exact,
     holm,
     mcnemar,
     p_text,
     paired_comparison,
     paired_permutation,
+    rank_comparison,
+    run_differences_comparison,
+    runs_for_power,
+    smallest_permutation_p,
+    t_power,
     verdict,
     widen,
     wilson,
@@ -181,3 +188,48 @@ def test_two_arms_of_models_are_compared_by_welchs_t_over_their_seeds():
     assert alone["p"] == pytest.approx(t_two_sided_p(0.2 / math.sqrt(0.01 / 3), 2))
     with pytest.raises(ValueError, match="at least one model"):
         runs_comparison([], [(0.1, 0.0)])
+
+
+def test_steps_to_reach_are_tested_on_ranks_with_never_last():
+    """"Never reached" is censored at the cap: ranked last, by an unknown amount, never averaged into a t test."""
+    separated = rank_comparison([100, 250], [50, 60], cap=250)
+    assert separated.p == pytest.approx(2 / 6) and math.isnan(separated.difference_low)  # 2 of the 6 splits
+    assert rank_comparison([400], [50, 60], cap=250).first_value == 250  # past the cap is the cap
+    assert rank_comparison([400], [50, 60], cap=250).p == pytest.approx(2 / 3)  # 1 v 2: 2 of 3 splits as extreme
+    assert rank_comparison([250, 250], [250, 250], cap=250).p == 1.0
+    first, second = [3.0, 5.0, 9.0], [1.0, 2.0, 4.0]
+    ranks = stats.rankdata(first + second)
+    exact = stats.permutation_test((ranks[:3], ranks[3:]), lambda x, y: np.mean(x) - np.mean(y),
+                                   permutation_type="independent", n_resamples=np.inf).pvalue
+    assert rank_comparison(first, second, cap=100).p == pytest.approx(exact) == pytest.approx(0.2)
+
+
+def test_the_smallest_p_an_exact_permutation_test_can_reach():
+    assert smallest_permutation_p(2, 2) == pytest.approx(1 / 3)  # the corpora arms today: never below 0.05
+    assert smallest_permutation_p(3) == 0.25 and smallest_permutation_p(5, 5) == pytest.approx(2 / 252)
+    assert smallest_permutation_p(1) == 1.0
+
+
+def test_power_and_runs_needed_match_the_textbook_values():
+    """Cohen's tables (noncentral t): d = 1 with 10 paired runs 0.803, 20 a side 0.869; d = 0.5 needs
+    64 a side, 34 paired, for 80% at 0.05."""
+    assert t_power(1.0, 1.0, 10, two_arms=False) == pytest.approx(0.8031, abs=1e-3)
+    assert t_power(1.0, 1.0, 20, two_arms=True) == pytest.approx(0.8690, abs=1e-3)
+    assert runs_for_power(0.5, 1.0, two_arms=True) == 64 and runs_for_power(0.5, 1.0, two_arms=False) == 34
+    assert runs_for_power(0.5, 1.0, two_arms=True, alpha=0.05 / 6) > 64  # Holm's first step asks for more
+    assert runs_for_power(0.0, 1.0, True) is None and runs_for_power(0.3, None, True) is None
+    assert t_power(0.3, 0.1, 1, two_arms=False) == 0.0  # one run: no t test at all
+
+
+def test_examples_needed_scale_with_the_square_of_the_z_asked_for():
+    p = 2 * (1 - NormalDist().cdf(1.4))  # z 1.4 on 100 examples; 80% at 0.05 asks for z 1.96 + 0.84 = 2.80
+    assert examples_for_power(100, p) == 401  # 100 x (2.8016 / 1.4)^2 = 400.5, rounded up
+    assert examples_for_power(100, 1.0) is None
+
+
+def test_each_runs_difference_of_drops_is_a_one_sample_t_over_the_runs():
+    drops = run_differences_comparison([0.5, 0.7, 0.6], [0.1, 0.2, 0.4], [0.001] * 3, [0.001] * 3)
+    assert drops.p == pytest.approx(stats.ttest_1samp([0.4, 0.5, 0.2], 0).pvalue)
+    assert (drops.df, drops.seeds, drops.spread) == (2, 3, pytest.approx(np.std([0.4, 0.5, 0.2], ddof=1)))
+    one = run_differences_comparison([0.5], [0.1], [0.1], [0.1])
+    assert one.test.startswith("z") and one.p == pytest.approx(2 * (1 - NormalDist().cdf(0.4 / math.sqrt(0.02))))

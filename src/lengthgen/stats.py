@@ -24,6 +24,7 @@ Every random draw is seeded: a table is the same on every run.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -36,6 +37,7 @@ Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 LEVEL = 0.05  # two-sided significance level of every comparison
 BOOTSTRAP = 2000  # resamples for an interval
 PERMUTATIONS = 10000  # sign flips for a paired test (exact below 2**14 flips)
+EXACT_SPLITS = 100_000  # a rank test enumerates every split of the runs up to this many
 POWER = 0.8  # the power `runs_for_power` sizes a design for
 
 
@@ -492,9 +494,16 @@ def rank_comparison(first: Sequence[float], second: Sequence[float], cap: float,
     a, b = ranks[:len(first)], ranks[len(first):]
     if np.ptp(ranks) == 0:
         p = 1.0
+    elif math.comb(ranks.size, a.size) <= EXACT_SPLITS:  # every split of the runs into two arms of these sizes
+        splits = np.array(list(itertools.combinations(range(ranks.size), a.size)))
+        inside = np.zeros((len(splits), ranks.size), dtype=bool)
+        inside[np.arange(len(splits))[:, None], splits] = True
+        gaps = np.abs((inside @ ranks) / a.size - (~inside @ ranks) / b.size)
+        p = float(np.mean(gaps >= abs(a.mean() - b.mean()) - 1e-9))
     else:
         p = float(distributions.permutation_test((a, b), lambda x, y: np.mean(x) - np.mean(y), vectorized=False,
-                                                 permutation_type="independent", n_resamples=math.inf).pvalue)
+                                                 permutation_type="independent", n_resamples=PERMUTATIONS,
+                                                 rng=0).pvalue)
     m1, m2 = float(np.mean(values[:len(first)])), float(np.mean(values[len(first):]))
     return Comparison("exact rank permutation (never reached ranked last)", m1, math.nan, math.nan, m2, math.nan,
                       math.nan, m1 - m2, min(1.0, p), verdict(m1 - m2, min(1.0, p), above, below),

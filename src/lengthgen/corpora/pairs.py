@@ -36,7 +36,7 @@ from ..mechanism.tables import best_head
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
-from ..stats import runs_comparison, wilson_error
+from ..stats import rank_comparison, runs_comparison, wilson_error
 from . import curves as curve_measures
 from . import finetuned, heads, incontext, manipulation
 
@@ -133,12 +133,17 @@ def finetuned_accuracy(evals: pl.DataFrame, model: str, task: str, length_bin: s
 
 
 def _compare(comparison: str, name: str, first: str, second: str, measure: str, first_runs, second_runs,
-             bounds, task=None, length_bin="all", beyond=None) -> dict:
+             bounds, task=None, length_bin="all", beyond=None, censored_at: float | None = None) -> dict:
     """One row: the arms' comparison, and each arm's models' own values (its pretraining seeds, in the
-    arm's order), so that a reader sees what the mean and the interval are made of."""
+    arm's order), so that a reader sees what the mean and the interval are made of. `censored_at`:
+    the values stop there ("never reached"), so the test is on ranks, never a t test."""
+    above, below = f"{first} above", f"{second} above"
+    if censored_at is None:
+        result = runs_comparison(first_runs, second_runs, above, below, bounds)
+    else:
+        result = rank_comparison([v for v, _ in first_runs], [v for v, _ in second_runs], censored_at, above, below)
     return {"comparison": comparison, "model": name, "first": first, "second": second, "measure": measure,
-            "task": task, "bin": length_bin, "beyond_training": beyond,
-            **runs_comparison(first_runs, second_runs, f"{first} above", f"{second} above", bounds).row()}
+            "task": task, "bin": length_bin, "beyond_training": beyond, **result.row()}
 
 
 def direction_rows(measures: dict[str, dict[str, list[Directions]]]) -> list[dict]:
@@ -191,8 +196,10 @@ def finetune_rows(evals: pl.DataFrame, roles: dict[str, list[str]]) -> list[dict
 def curve_rows(curves: list[curve_measures.Curve], roles: dict[str, list[str]], reach: float,
                steps: list[int]) -> list[dict]:
     """UB's learning curves, the arms as `finetune_rows` pairs them on UB: steps to `reach` in
-    distribution (the first arm named expected to need fewer: the row's first side is the other),
-    and the first bin beyond training at each of `steps`."""
+    distribution (the first arm named expected to need fewer: the row's first side is the other;
+    each model's value the mean over its fine-tuning runs, "never" at one evaluation past the last
+    step; tested on the models' ranks, "never" last), and the first bin beyond training at each of
+    `steps`."""
     runs = [c for c in curves if c.task == BACKWARD_TASK]
     if not runs:
         return []
@@ -209,7 +216,8 @@ def curve_rows(curves: list[curve_measures.Curve], roles: dict[str, list[str]], 
         sides = [measured(arm, curve_measures.steps_to_reach, reach) for arm in (second, first)]
         if all(sides):
             rows.append(_compare(comparison, name, f"steps to {reach} on {second}", f"steps to {reach} on {first}",
-                                 STEPS, *sides, (0.0, last), BACKWARD_TASK, runs[0].train_lengths, False))
+                                 STEPS, *sides, (0.0, last), BACKWARD_TASK, runs[0].train_lengths, False,
+                                 censored_at=last))
         for step in steps:
             sides = [measured(arm, curve_measures.beyond_at_step, step) for arm in (first, second)]
             if all(sides):
