@@ -24,6 +24,7 @@ from lengthgen.results.findings import (
 from lengthgen.results.findings_markdown import findings_markdown
 from lengthgen.results.verdicts import (
     ABOVE,
+    AGREE,
     BOTH_FAIL,
     CONTRADICTED,
     FAIL_ALIKE,
@@ -34,10 +35,13 @@ from lengthgen.results.verdicts import (
     SHOWN,
     STAGE_OFF,
     VerdictRules,
+    base_verdict,
     comparison_row,
     finding_frame,
     nothing_to_compare,
+    power_to_decide,
 )
+from lengthgen.stats import examples_for_power, runs_for_power
 
 SIGNIFICANT, NOT_SIGNIFICANT = 0.001, 0.4
 
@@ -575,3 +579,30 @@ def test_a_new_finding_is_one_record_and_its_judge_seen_through_the_plan_and_the
     assert frame["finding"].unique(maintain_order=True).to_list() == [1, 2, 3, 4, 5, 6, 7, 8]
     assert "a toy finding" in findings_markdown(frame, {"config_hash": "abc", "code_version": "0.1.0"})
     assert set(findings_table({}).filter(pl.col("finding") == 8)["verdict"]) == {NOT_RUN}
+
+
+def test_every_noise_row_says_what_deciding_it_would_take():
+    """Runs per side for 80% power at Holm's first step over the claim (LEVEL / m), from the measured
+    difference and spread; for an agreement the distance to the margin (inside: the 95% interval must
+    fit, outside: the family-wise one must clear it); the smallest p a permutation test reaches now."""
+    paired = {"kind": ABOVE, "test": "t over 3 seeds", "seeds": 3, "difference": 0.1, "spread": 0.1}
+    assert power_to_decide(paired, 4) == {"runs_needed": runs_for_power(0.1, 0.1, False, alpha=0.05 / 4),
+                                          "runs_needed_bound": False, "smallest_p": 0.25, "spread": 0.1}
+    inside = {**paired, "kind": AGREE, "difference": -0.04}
+    assert power_to_decide(inside, 6, margin=0.1)["runs_needed"] == runs_for_power(0.06, 0.1, False, alpha=0.05)
+    outside = {**paired, "kind": AGREE, "difference": 0.25}
+    assert power_to_decide(outside, 6, margin=0.1)["runs_needed"] == runs_for_power(0.15, 0.1, False, alpha=0.05 / 6)
+    arms = {"kind": ABOVE, "test": "Welch t over 2 and 2 pretraining seeds", "seeds": 2, "difference": 0.3,
+            "spread": 0.1, "first_per_seed": [0.5, 0.6], "second_per_seed": [0.2, 0.3]}
+    decided = power_to_decide(arms, 2)
+    assert decided["runs_needed"] == runs_for_power(0.3, 0.1, True, alpha=0.025) == 5
+    assert decided["smallest_p"] == pytest.approx(1 / 3)
+    one_run = {"kind": ABOVE, "test": "McNemar exact", "seeds": 1, "_runs_measured": True, "difference": 0.05,
+               "difference_low": -0.01, "difference_high": 0.11}
+    assert power_to_decide(one_run, 1)["runs_needed_bound"] is True and power_to_decide(one_run, 1)["smallest_p"] == 1.0
+    examples = {"kind": ABOVE, "test": "McNemar exact", "seeds": 1, "pairs": 100, "p": 0.2, "difference": 0.05}
+    assert power_to_decide(examples, 1) == {"examples_needed": examples_for_power(100, 0.2)}
+    frame = finding_frame(FINDINGS[1], [comparison_row(FINDINGS[1], FINDINGS[1].claims[0], ABOVE, {
+        **pair("UR", "NRLast", 0.7, 0.6, 0.3, 0.0, 0.2, test="t over 3 seeds", spread=0.1)},
+        system="ape", measure="teacher_forced", length="31-45")], "")
+    assert base_verdict(frame["verdict"][0]) == NOISE and frame["runs_needed"][0] == runs_for_power(0.1, 0.1, False)

@@ -164,10 +164,16 @@ def test_welch_over_arms_of_models_covers_and_holds_its_level(models, spread, tr
 
 
 def test_welch_finds_a_real_difference_between_arms_and_always_noise_does_not():
-    """5 v 5 models, a true difference of 0.3, sd 0.1 a model: found in >= 80% of tables."""
-    _, found = simulate_arms(runs_comparison, 5, 0.1, 0.65, 0.35, seed=55)
+    """5 v 5 models, a true difference of 0.3, sd 0.1 a model: found in >= 80% of tables; at 3 and 5
+    a side `t_power` (the runs needed for a noise row) is a lower bound on the simulated power, by
+    at most 0.1 (its Welch df the fewest the test can have)."""
+    spread = math.sqrt(0.1 ** 2 + 0.65 * 0.35 / EXAMPLES)  # one model: its run effect and its examples
+    found = {}
+    for models in (3, 5):
+        _, found[models] = simulate_arms(runs_comparison, models, 0.1, 0.65, 0.35, seed=50 + models)
+        assert 0 <= found[models] - t_power(0.3, spread, models, two_arms=True) <= 0.1, found
     _, noise_found = simulate_arms(always_noise, 5, 0.1, 0.65, 0.35, seed=55)
-    assert found >= POWER and noise_found < POWER, (found, noise_found)
+    assert found[5] >= POWER and noise_found < POWER, (found, noise_found)
 
 
 def test_one_seed_is_the_within_seed_comparison_and_says_how_many_seeds_lean_each_way():

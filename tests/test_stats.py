@@ -211,14 +211,20 @@ def test_the_smallest_p_an_exact_permutation_test_can_reach():
 
 
 def test_power_and_runs_needed_match_the_textbook_values():
-    """Cohen's tables (noncentral t): d = 1 with 10 paired runs 0.803, 20 a side 0.869; d = 0.5 needs
-    64 a side, 34 paired, for 80% at 0.05."""
+    """Cohen's tables (noncentral t): d = 1 with 10 paired runs 0.803; d = 0.5 needs 34 paired runs
+    for 80% at 0.05. Two arms: 20 a side 0.869 and 64 a side with the equal-variance test's 38 df;
+    with the 19 that Welch's test can fall to, 0.851 and 65 (the lower bound the power reports)."""
     assert t_power(1.0, 1.0, 10, two_arms=False) == pytest.approx(0.8031, abs=1e-3)
-    assert t_power(1.0, 1.0, 20, two_arms=True) == pytest.approx(0.8690, abs=1e-3)
-    assert runs_for_power(0.5, 1.0, two_arms=True) == 64 and runs_for_power(0.5, 1.0, two_arms=False) == 34
+    error = math.sqrt(2 / 20)
+    critical = stats.t.ppf(0.975, 19)
+    assert t_power(1.0, 1.0, 20, two_arms=True) == pytest.approx(
+        stats.nct.sf(critical, 19, 1 / error) + stats.nct.cdf(-critical, 19, 1 / error)) == pytest.approx(0.8506, abs=1e-3)
+    assert runs_for_power(0.5, 1.0, two_arms=True) == 65 and runs_for_power(0.5, 1.0, two_arms=False) == 34
     assert runs_for_power(0.5, 1.0, two_arms=True, alpha=0.05 / 6) > 64  # Holm's first step asks for more
     assert runs_for_power(0.0, 1.0, True) is None and runs_for_power(0.3, None, True) is None
     assert t_power(0.3, 0.1, 1, two_arms=False) == 0.0  # one run: no t test at all
+    assert t_power(0.30, 0.015, 4, two_arms=True, alpha=0.025) == pytest.approx(1.0)  # scipy's NaN far in the tail
+    assert runs_for_power(0.30, 0.015, two_arms=True, alpha=0.025) == 3
 
 
 def test_examples_needed_scale_with_the_square_of_the_z_asked_for():

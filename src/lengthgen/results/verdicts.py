@@ -250,7 +250,7 @@ def judge_families(finding: Judged, rows: list[dict], margin: float = DEFAULT_RU
             if gated and row["verdict"] == SHOWN and row["note"] == BOTH_FAIL:
                 row["verdict"] = FAIL_ALIKE
             if gated and row["verdict"] == NOISE:  # the pooled view's rows are only read for their verdict
-                row.update(power_to_decide(row, row["family_size"]))
+                row.update(power_to_decide(row, row["family_size"], margin))
     return rows
 
 
@@ -285,16 +285,27 @@ def _spread(row: dict, design: str) -> float | None:
     return (high - low) / (2 * t_quantile(0.975, runs - 1)) * math.sqrt(runs)
 
 
-def power_to_decide(row: dict, family_size: int) -> dict:
-    """What deciding a noise row would take, at the first step of Holm's procedure over its claim
-    (LEVEL / m): the runs per side for 80% power from the measured difference and between-run spread
-    (`runs_needed`; `runs_needed_bound` where that is a lower bound: one run, whose own sampling
-    error stands in for the spread it did not measure, or ranks, where it is the fewest runs whose
-    best split could reach the level), the smallest p an exact permutation test reaches with the
-    runs there are (`smallest_p`), and for one model's examples the examples needed instead."""
-    alpha = LEVEL / max(1, family_size or 1)
+def distance_to_decide(row: dict, family_size: int, margin: float) -> tuple[float | None, float]:
+    """(the effect a test must resolve, its level) for a noise row. "Above": the difference, at
+    Holm's first step over the claim (LEVEL / m). "Agree": the distance from the difference to the
+    margin: inside it, the 95% interval must fit between the difference and the margin (LEVEL); outside
+    it, the family-wise interval must clear the margin (LEVEL / m)."""
+    difference, alpha = row.get("difference"), LEVEL / max(1, family_size or 1)
+    if row.get("kind") != AGREE or missing(difference):
+        return difference, alpha
+    inside = abs(difference) < margin
+    return abs(margin - abs(difference)), LEVEL if inside else alpha
+
+
+def power_to_decide(row: dict, family_size: int, margin: float = DEFAULT_RULES.margin) -> dict:
+    """What deciding a noise row would take (`distance_to_decide`): the runs per side for 80% power
+    from the measured difference and between-run spread (`runs_needed`; `runs_needed_bound` where
+    that is a lower bound: one run, whose own sampling error stands in for the spread it did not
+    measure, or ranks, where it is the fewest runs whose best split could reach the level), the
+    smallest p an exact permutation test reaches with the runs there are (`smallest_p`), and for one
+    model's examples the examples needed instead."""
+    difference, alpha = distance_to_decide(row, family_size, margin)
     design, runs = _design(row), row.get("seeds") or 1
-    difference = row.get("difference")
     if design == "examples":
         return {"examples_needed": examples_for_power(row.get("pairs") or row.get("first_examples"), row.get("p"),
                                                       alpha)}
