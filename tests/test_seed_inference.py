@@ -16,6 +16,8 @@ from lengthgen.stats import (
     seed_level_accuracy,
     seed_level_comparison,
     t_power,
+    t_quantile,
+    t_two_sided_p,
     wilson_error,
 )
 
@@ -174,6 +176,17 @@ def test_welch_finds_a_real_difference_between_arms_and_always_noise_does_not():
         assert 0 <= found[models] - t_power(0.3, spread, models, two_arms=True) <= 0.1, found
     _, noise_found = simulate_arms(always_noise, 5, 0.1, 0.65, 0.35, seed=55)
     assert found[5] >= POWER and noise_found < POWER, (found, noise_found)
+
+
+def test_student_t_matches_its_tables():
+    """scipy's t, where the hand-written one stood: the same values as the tables."""
+    assert t_quantile(0.975, 2) == pytest.approx(4.302653, abs=1e-5)
+    assert t_quantile(0.975, 4) == pytest.approx(2.776445, abs=1e-5)
+    assert t_quantile(0.975, 1) == pytest.approx(12.706205, abs=1e-4)
+    assert t_two_sided_p(2.0, 5) == pytest.approx(0.101939, abs=1e-6)
+    assert t_two_sided_p(0.0, 3) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        t_two_sided_p(1.0, 0)
 
 
 def test_one_seed_is_the_within_seed_comparison_and_says_how_many_seeds_lean_each_way():
