@@ -284,3 +284,19 @@ def test_held_out_validation_needs_a_fixed_training_set():
 
     with pytest.raises(ConfigError, match=r"finetune\.validation: holdout needs a fixed training set"):
         validate_config({"finetune": {"validation": "holdout"}}, check_availability=False)
+
+
+def test_training_positions_start_anywhere_up_to_the_longest_test_sequence_unless_offsets_are_off(tmp_path):
+    """Absolute-position models train every position a test bin uses (random start offsets); the
+    `no-offsets` control starts every training sequence at 0, as the training strings alone reach."""
+    from lengthgen.finetune.train import finetune_run
+
+    section = json.loads(json.dumps(finetune_section(tmp_path)))
+    batches = {}
+    for offsets in (None, False):
+        run, _ = finetune_run(entry_of(section), get_task("UF"), 0, typed({**section, "position_offsets": offsets}),
+                              None)
+        batches[offsets] = run.batch_for(0)
+    assert max(batches[None]["position_ids"][:, 0].tolist()) > 0
+    assert "position_ids" not in batches[False]  # the model's own positions: 0, 1, ... in every row
+    assert typed(section).position_offsets is None  # the default: offsets on, and not in the job's parameters

@@ -296,3 +296,13 @@ def test_a_study_run_in_parts_is_judged_across_all_its_protocols(tmp_path, capsy
     assert main(["robustness", str(tmp_path / "again"), paths[0], paths[0]]) == 2
     assert "protocol 'default' is in two parts" in capsys.readouterr().err
     assert not (tmp_path / "again.parquet").exists()
+
+
+def test_the_positions_study_turns_offsets_off_in_its_control_only():
+    config = validate_config(yaml.safe_load((REPO / "configs/finetune_positions.yaml").read_text()),
+                             check_availability=False)
+    default, control = (finetune.train_params(config, "embedded", "UB", p).as_config() for p in ("default", "no-offsets"))
+    assert "position_offsets" not in default and control["position_offsets"] is False  # the default's jobs unchanged
+    assert {k: v for k, v in control.items() if k != "position_offsets"} == default
+    alone = validate_config(yaml.safe_load((REPO / "configs/finetune_only.yaml").read_text()), check_availability=False)
+    assert finetune.train_params(config, "embedded", "UB", "default") == finetune.train_params(alone, "embedded", "UB")

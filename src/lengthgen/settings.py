@@ -185,6 +185,7 @@ class FinetuneTaskSettings(Settings):
     holdout: int | None = None  # that many of the training set held out for validation
     keep: str | None = None  # the weights kept: None or "best" by validation accuracy, "last" the last step's
     init: str | None = None  # None (pretrained) or "random": the model's architecture from its seed
+    position_offsets: bool | None = None  # None (on) or False: absolute-position models' random start positions
     curve_lengths: str | None = None  # a bin beyond training, scored at every evaluation (the learning curve)
 
 

@@ -135,6 +135,7 @@ def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_
         # likewise only where they differ from the pretrained model's best weights
         **({"keep": finetune["keep"]} if finetune.get("keep", "best") != "best" else {}),
         **({"init": finetune["init"]} if finetune.get("init", "pretrained") != "pretrained" else {}),
+        **({"position_offsets": False} if finetune.get("position_offsets", True) is False else {}),
     }
 
 

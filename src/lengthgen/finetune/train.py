@@ -57,8 +57,9 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
                          f"{settings.max_length} needs {longest} tokens")
     dataset, validation, targets = training_and_validation(task, settings, train_bin, seed, layout,
                                                            training.eval_examples)
-    stream = TrainingStream(task, settings.data, train_bin, training.batch_size, seed,
-                            longest if limit is not None else None, layout, settings.train_examples, dataset)
+    offsets_up_to = longest if limit is not None and settings.position_offsets is not False else None
+    stream = TrainingStream(task, settings.data, train_bin, training.batch_size, seed, offsets_up_to, layout,
+                            settings.train_examples, dataset)
     # settings.curve_lengths: a bin beyond training scored at every evaluation (the history's
     # `beyond_accuracy`, the learning curve out of distribution), as many examples as validation
     beyond = (encoded_examples(task, settings.data, LengthBin.parse(settings.curve_lengths), training.eval_examples,
