@@ -306,3 +306,45 @@ def test_the_positions_study_turns_offsets_off_in_its_control_only():
     assert {k: v for k, v in control.items() if k != "position_offsets"} == default
     alone = validate_config(yaml.safe_load((REPO / "configs/finetune_only.yaml").read_text()), check_availability=False)
     assert finetune.train_params(config, "embedded", "UB", "default") == finetune.train_params(alone, "embedded", "UB")
+
+
+def mirror_row(system, first, second, bin_, firsts, seconds, examples=100):
+    return {"system": system, "comparison": "mirror pair", "measure": "teacher_forced", "first": first,
+            "second": second, "bin": bin_, "beyond_training": bin_ != "2-12", "pairs": examples * len(firsts),
+            "first_per_seed": firsts, "second_per_seed": seconds}
+
+
+def test_the_interaction_compares_each_seeds_mirror_gap_between_protocols_paired_by_seed(tmp_path, capsys):
+    """UF - UB per seed: 0.8, 0.7, 0.75 by default, 0.1, 0.2, 0.0 without offsets: the interaction is the
+    mean of the seeds' differences (0.65), a one-sample t over 3 seeds; a pair the control did not run,
+    or ran on other seeds, is left out."""
+    from scipy import stats
+
+    from lengthgen.cli import main
+    from lengthgen.finetune.interaction import interaction_table, write_interaction
+
+    pairs = pl.DataFrame([
+        mirror_row("embedded", "UF", "UB", "13-25", [0.9, 0.8, 0.85], [0.1, 0.1, 0.1]),
+        mirror_row("embedded/no-offsets", "UF", "UB", "13-25", [0.2, 0.3, 0.1], [0.1, 0.1, 0.1]),
+        mirror_row("embedded", "NRFirst", "NLFirst", "41-80", [0.9, 0.9, 0.9], [0.7, 0.7, 0.7]),
+        mirror_row("embedded/no-offsets", "NRFirst", "NLFirst", "41-80", [0.9, 0.9], [0.7, 0.7]),
+        mirror_row("embedded", "UR", "UL", "41-80", [0.9, 0.9, 0.9], [0.9, 0.9, 0.9]),
+    ])
+    table = interaction_table(pairs)
+    assert table.height == 1
+    row = table.row(0, named=True)
+    assert (row["protocol"], row["first"], row["second"], row["bin"]) == ("no-offsets", "UF", "UB", "13-25")
+    assert row["baseline_per_seed"] == pytest.approx([0.8, 0.7, 0.75])
+    assert row["protocol_per_seed"] == pytest.approx([0.1, 0.2, 0.0])
+    assert row["difference"] == pytest.approx(0.65)
+    assert row["p"] == pytest.approx(stats.ttest_1samp([0.7, 0.5, 0.75], 0).pvalue)
+    assert row["verdict"].startswith("the gap wider under default") == (row["p_holm"] < 0.05)
+    write_parquet(pairs, tmp_path / "pairs.parquet", Provenance({"x": 1}).record())
+    assert main(["interaction", str(tmp_path / "pairs.parquet"), str(tmp_path / "out" / "interaction")]) == 0
+    assert (tmp_path / "out" / "interaction.md").read_text().count("+0.65 [") == 1
+    lonely = pairs.filter(pl.col("system") == "embedded")
+    write_parquet(lonely, tmp_path / "lonely.parquet", Provenance({"x": 1}).record())
+    assert main(["interaction", str(tmp_path / "lonely.parquet"), str(tmp_path / "none")]) == 2
+    assert "no mirror pair shared by 'default'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no mirror pair"):
+        write_interaction(tmp_path / "lonely.parquet", tmp_path / "none")

@@ -1,5 +1,5 @@
 """Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`, `findings`, `robustness`,
-`config-reference`."""
+`interaction`, `config-reference`."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ def main(argv=None) -> int:
                                                      "(each its own protocols) into one, judged across all of them")
     combine.add_argument("out", help="the combined table's path without suffix (writes .parquet and .md)")
     combine.add_argument("parts", nargs="+", help="each part's finetune_robustness.parquet")
+    interact = commands.add_parser("interaction", help="protocol x direction: each seed's mirror gap under the "
+                                                      "baseline protocol against the same seed's under each other")
+    interact.add_argument("pairs", help="a finished run's finetune_pairs.parquet")
+    interact.add_argument("out", help="the table's path without suffix (writes .parquet and .md)")
+    interact.add_argument("--baseline", default="default", help="the protocol the others are compared with")
     commands.add_parser("config-reference", help="print the config reference (docs/config.md), made from the schema")
     args = parser.parse_args(argv)
     if args.command == "config-reference":
@@ -46,6 +51,15 @@ def main(argv=None) -> int:
 
         try:
             write_combined_robustness(args.parts, args.out)
+        except (OSError, ValueError) as error:
+            print(f"lengthgen: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.command == "interaction":
+        from .finetune.interaction import write_interaction
+
+        try:
+            write_interaction(args.pairs, args.out, args.baseline)
         except (OSError, ValueError) as error:
             print(f"lengthgen: {error}", file=sys.stderr)
             return 2
