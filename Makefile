@@ -33,7 +33,7 @@ report: run
 TEST_WORKERS ?= 2
 test: setup
 	$(VENV)/bin/ruff check
-	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The unit tests alone (no workflow run, dry run or other process; a few minutes) for work in progress;
 # `make test` is the whole suite and what CI runs.
