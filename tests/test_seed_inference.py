@@ -45,37 +45,34 @@ def outcomes(rng, rates) -> list[list[bool]]:
     return [(rng.random(EXAMPLES) < rate).tolist() for rate in rates]
 
 
-def simulate(method, runs: int, spread: float, first: float, second: float, seed: int) -> tuple[float, float]:
-    """(coverage of the true difference by the 95% interval, share of tables with p < 0.05) over
-    TABLES simulated tables of `runs` training runs x EXAMPLES paired examples per side."""
-    rng = np.random.default_rng(seed)
-    truth = true_difference(first, second, spread)
+def rates(method, draw, truth: float, rng) -> tuple[float, float]:
+    """(coverage of `truth` by the 95% interval, share of tables with p < 0.05) over TABLES tables,
+    each the arguments `draw(rng)` gives the method."""
     covered = rejected = 0
     for _ in range(TABLES):
-        a = outcomes(rng, draw_accuracies(rng, first, spread, runs))
-        b = outcomes(rng, draw_accuracies(rng, second, spread, runs))
-        result = method(a, b)
+        result = method(*draw(rng))
         covered += result["difference_low"] <= truth <= result["difference_high"]
         rejected += result["p"] < 0.05
     return covered / TABLES, rejected / TABLES
+
+
+def simulate(method, runs: int, spread: float, first: float, second: float, seed: int) -> tuple[float, float]:
+    """`rates` over tables of `runs` training runs x EXAMPLES paired examples per side."""
+    def draw(rng):
+        return (outcomes(rng, draw_accuracies(rng, first, spread, runs)),
+                outcomes(rng, draw_accuracies(rng, second, spread, runs)))
+    return rates(method, draw, true_difference(first, second, spread), np.random.default_rng(seed))
 
 
 def simulate_arms(method, models: int, spread: float, first: float, second: float,
                   seed: int) -> tuple[float, float]:
     """The same for two arms of independently trained models (the corpora experiment's design):
     each model's accuracy over its own EXAMPLES examples, with that accuracy's standard error."""
-    rng = np.random.default_rng(seed)
-    truth = true_difference(first, second, spread)
-    covered = rejected = 0
-    for _ in range(TABLES):
-        arms = []
-        for mean in (first, second):
-            right = rng.binomial(EXAMPLES, draw_accuracies(rng, mean, spread, models))
-            arms.append([(k / EXAMPLES, wilson_error(int(k), EXAMPLES)) for k in right])
-        result = method(*arms)
-        covered += result["difference_low"] <= truth <= result["difference_high"]
-        rejected += result["p"] < 0.05
-    return covered / TABLES, rejected / TABLES
+    def draw(rng):
+        return tuple([(k / EXAMPLES, wilson_error(int(k), EXAMPLES))
+                      for k in rng.binomial(EXAMPLES, draw_accuracies(rng, mean, spread, models))]
+                     for mean in (first, second))
+    return rates(method, draw, true_difference(first, second, spread), np.random.default_rng(seed))
 
 
 def seed_level(a, b):
@@ -108,11 +105,17 @@ SETTINGS = [
 
 @pytest.mark.parametrize("runs, spread, truths, null", SETTINGS)
 def test_the_seed_level_interval_covers_and_its_test_holds_its_level(runs, spread, truths, null):
+    assert_covers_and_holds_its_level(simulate, seed_level, runs, spread, truths, null)
+
+
+def assert_covers_and_holds_its_level(simulator, method, runs, spread, truths, null):
+    """Coverage >= COVERAGE at the truths, false positives <= FALSE_POSITIVES at the null."""
     seed = settings_seed(runs, spread, *truths)
-    coverage, _ = simulate(seed_level, runs, spread, *truths, seed=seed)
-    _, false_positives = simulate(seed_level, runs, spread, null, null, seed=seed + 1)
-    assert coverage >= COVERAGE, f"{runs} runs, between-run sd {spread}, {truths}: coverage {coverage:.3f}"
-    assert false_positives <= FALSE_POSITIVES, f"{runs} runs, sd {spread}, at {null}: false positives {false_positives:.3f}"
+    coverage, _ = simulator(method, runs, spread, *truths, seed=seed)
+    _, false_positives = simulator(method, runs, spread, null, null, seed=seed + 1)
+    assert coverage >= COVERAGE, f"{runs} runs a side, sd {spread}, {truths}: coverage {coverage:.3f}"
+    assert false_positives <= FALSE_POSITIVES, (
+        f"{runs} runs a side, sd {spread}, at {null}: false positives {false_positives:.3f}")
 
 
 @pytest.mark.parametrize("runs, spread", [(3, 0.05), (3, 0.25), (5, 0.05), (5, 0.25)])
@@ -158,11 +161,7 @@ def test_the_seed_level_test_finds_a_real_difference_and_always_noise_does_not()
     (3, 0.1, (1.0, 0.7), 1.0), (5, 0.05, (0.9, 0.0), 0.0),
 ])
 def test_welch_over_arms_of_models_covers_and_holds_its_level(models, spread, truths, null):
-    seed = settings_seed(models, spread, *truths)
-    coverage, _ = simulate_arms(runs_comparison, models, spread, *truths, seed=seed)
-    _, false_positives = simulate_arms(runs_comparison, models, spread, null, null, seed=seed + 1)
-    assert coverage >= COVERAGE, f"{models} v {models} models, sd {spread}, {truths}: coverage {coverage:.3f}"
-    assert false_positives <= FALSE_POSITIVES, f"{models} v {models}, at {null}: false positives {false_positives:.3f}"
+    assert_covers_and_holds_its_level(simulate_arms, runs_comparison, models, spread, truths, null)
 
 
 def test_welch_finds_a_real_difference_between_arms_and_always_noise_does_not():

@@ -122,6 +122,13 @@ def wilson_error(successes: int, trials: int) -> float:
     return interval_error(*wilson(successes, trials))
 
 
+def per_run_errors(accuracies: Sequence[float], examples: int | None) -> list[float]:
+    """Each run's sampling error of its accuracy (Wilson's), the runs sharing `examples` equally
+    (a table's example count over all its runs)."""
+    each = max(1, round((examples or len(accuracies)) / len(accuracies)))
+    return [wilson_error(round(a * each), each) for a in accuracies]
+
+
 def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, reps: int = BOOTSTRAP,
                    seed: int = 0) -> tuple[float, float]:
     """Percentile 95% interval of the mean, resampling values (or whole clusters of them)."""

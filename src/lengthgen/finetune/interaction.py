@@ -21,7 +21,7 @@ import polars as pl
 from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import read_provenance, to_markdown, write_table
-from ..stats import LEVEL, holm, run_differences_comparison, wilson_error
+from ..stats import LEVEL, holm, per_run_errors, run_differences_comparison
 
 SCHEMA = {"model": pl.String, "baseline": pl.String, "protocol": pl.String, "first": pl.String,
           "second": pl.String, "bin": pl.String, "beyond_training": pl.Boolean, "seeds": pl.Int64,
@@ -35,12 +35,10 @@ MIRROR = "mirror pair"
 def seed_gaps(row: dict) -> tuple[list[float], list[float]]:
     """Each seed's mirror difference and its sampling error (the two accuracies' Wilson errors over
     the seed's examples, combined as if independent: a bound, the pairing only narrows it)."""
-    seeds = len(row["first_per_seed"])
-    examples = max(1, round((row.get("pairs") or row.get("first_examples") or seeds) / seeds))
-    gaps, errors = [], []
-    for a, b in zip(row["first_per_seed"], row["second_per_seed"]):
-        gaps.append(a - b)
-        errors.append(math.hypot(wilson_error(round(a * examples), examples), wilson_error(round(b * examples), examples)))
+    examples = row.get("pairs") or row.get("first_examples")
+    gaps = [a - b for a, b in zip(row["first_per_seed"], row["second_per_seed"])]
+    errors = [math.hypot(a, b) for a, b in zip(per_run_errors(row["first_per_seed"], examples),
+                                               per_run_errors(row["second_per_seed"], examples))]
     return gaps, errors
 
 

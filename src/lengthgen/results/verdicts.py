@@ -45,12 +45,12 @@ from ..stats import (
     examples_for_power,
     holm,
     interval_error,
+    per_run_errors,
     run_differences_comparison,
     runs_for_power,
     smallest_permutation_p,
     t_quantile,
     widen,
-    wilson_error,
 )
 from ..tasks import LengthBin
 
@@ -441,11 +441,9 @@ def drop_comparison(pair: dict, trained: dict) -> dict | None:
         [trained.get(k) for k in ("first_per_seed", "second_per_seed")]
     if any(values is None or len(values) != len(per_run[0]) for values in per_run) or not per_run[0]:
         return None
-    runs = len(per_run[0])
 
-    def errors(row, side):  # each run's sampling error of its accuracy (Wilson's), over its examples
-        examples = max(1, round((row.get(f"{side}_examples") or row.get("pairs") or runs) / runs))
-        return [wilson_error(round(v * examples), examples) for v in row[f"{side}_per_seed"]]
+    def errors(row, side):
+        return per_run_errors(row[f"{side}_per_seed"], row.get(f"{side}_examples") or row.get("pairs"))
 
     drops = {side: [a - b for a, b in zip(trained[f"{side}_per_seed"], pair[f"{side}_per_seed"])]
              for side in ("first", "second")}
