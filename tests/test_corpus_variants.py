@@ -10,7 +10,7 @@ from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus
 from lengthgen.pretrain.statistics import repeat_statistics
 from lengthgen.pretrain.variants import CORPORA, insert_copies, split_passages, transform_document
-from lengthgen.settings import INSERTED, InsertionSettings
+from lengthgen.settings import USES_INSERTION, InsertionSettings
 
 DEFAULT_INSERTION = InsertionSettings(0.25, [8, 32], [0, 8])
 CHARS = 300_000
@@ -43,7 +43,7 @@ def document_spans(max_chars: int) -> list[tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def corpora() -> dict[str, str]:
-    return {name: build_corpus(CHARS, corpus=name, seed=0, insertion=DEFAULT_INSERTION if name in INSERTED else None)
+    return {name: build_corpus(CHARS, corpus=name, seed=0, insertion=DEFAULT_INSERTION if name in USES_INSERTION else None)
             for name in CORPORA}
 
 
@@ -246,7 +246,7 @@ def test_without_corpus_chars_every_corpus_is_the_whole_natural_texts_size():
     natural = build_corpus(None, corpus="natural")
     assert natural == "".join(natural_documents())
     for name in ("reversed", "forward-only", "backward-only", "balanced"):
-        text = build_corpus(None, corpus=name, seed=1, insertion=DEFAULT_INSERTION if name in INSERTED else None)
+        text = build_corpus(None, corpus=name, seed=1, insertion=DEFAULT_INSERTION if name in USES_INSERTION else None)
         assert len(text) == len(natural), name
     assert build_corpus(None, corpus="forward-only", seed=1, insertion=DEFAULT_INSERTION) != build_corpus(
         None, corpus="forward-only", seed=2, insertion=DEFAULT_INSERTION)  # the seed places the copies

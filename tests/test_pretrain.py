@@ -76,18 +76,23 @@ def test_the_probe_summary_is_the_best_head_of_the_probe_table():
 
 
 def test_the_corpora_preset_plans_every_corpus_under_every_pretraining_seed(tmp_path):
-    """configs/pretrain.yaml with configs/corpora.yaml: one pretrain job per corpus variant and
-    pretraining seed, each in its own folder (a wildcard that knew only some corpora planned none
-    of the others)."""
+    """configs/pretrain.yaml with configs/corpora.yaml or configs/dose.yaml: one pretrain job per corpus
+    variant and pretraining seed, every variant in one of them, each in its own folder (a wildcard
+    that knew only some corpora planned none of the others)."""
     import yaml
 
     from conftest import REPO
     from lengthgen.pretrain.variants import CORPORA
     from snakemake_runner import planned_jobs
 
-    config = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())
-    corpora = yaml.safe_load((REPO / "configs" / "corpora.yaml").read_text())
-    config["pretrain"].update(corpora["pretrain"])
-    planned = {(w["corpus"], w["seed"]) for rule, w in planned_jobs(tmp_path, config) if rule == "pretrain"}
-    assert set(corpora["pretrain"]["corpora"]) == set(CORPORA)
-    assert planned == {(corpus, str(seed)) for corpus in CORPORA for seed in corpora["pretrain"]["seeds"]}
+    named = set()
+    for preset in ("corpora.yaml", "dose.yaml"):  # the arms, and the dose-response's
+        config = yaml.safe_load((REPO / "configs" / "pretrain.yaml").read_text())
+        corpora = yaml.safe_load((REPO / "configs" / preset).read_text())
+        config["pretrain"].update(corpora["pretrain"])
+        (workdir := tmp_path / preset.removesuffix(".yaml")).mkdir()
+        planned = {(w["corpus"], w["seed"]) for rule, w in planned_jobs(workdir, config) if rule == "pretrain"}
+        assert planned == {(corpus, str(seed)) for corpus in corpora["pretrain"]["corpora"]
+                           for seed in corpora["pretrain"]["seeds"]}
+        named |= set(corpora["pretrain"]["corpora"])
+    assert named == set(CORPORA)

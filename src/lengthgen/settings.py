@@ -203,7 +203,12 @@ class FinetuneEvalSettings(Settings):
 # The corpus variants that insert copies (lengthgen.pretrain.variants), each with the share of its
 # copies it reverses (None: the balanced corpus's, chosen by `InsertionSettings.reversed`); here, below
 # the config layer, because which pretraining jobs depend on the insertion settings follows from it.
-INSERTED = FrozenMap({"balanced": None, "forward-only": 0.0, "backward-only": 1.0})
+INSERTED = FrozenMap({"balanced": None, "forward-only": 0.0, "reversed-25": 0.25, "reversed-50": 0.5,
+                      "reversed-75": 0.75, "backward-only": 1.0})
+# The non-copy control: reversed passages where the copying corpora put their copies, each from half the
+# document away (reversed text that copies nothing nearby); its jobs depend on the insertion settings too.
+REVERSED_PASSAGES = "reversed-passages"
+USES_INSERTION = (*INSERTED, REVERSED_PASSAGES)
 
 
 @dataclass(frozen=True)

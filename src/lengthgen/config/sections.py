@@ -3,7 +3,7 @@ torch), so the Snakefile can call them while it plans the grid."""
 
 from __future__ import annotations
 
-from ..settings import INSERTED, PretrainSettings, TrainSettings
+from ..settings import USES_INSERTION, PretrainSettings, TrainSettings
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.lengths import bins_beyond
 
@@ -162,4 +162,4 @@ def pretrain_section(config: dict, architecture: str, corpus: str = "natural", s
     section = {k: v for k, v in pretrain.items() if k not in ("enabled", "architectures", "corpora", "insertion", "seeds")}
     return PretrainSettings.from_config({**section, "architecture": architecture, "corpus": corpus,
                                          "seed": pretrain["seeds"][0] if seed is None else int(seed),
-                                         **({"insertion": pretrain["insertion"]} if corpus in INSERTED else {})})
+                                         **({"insertion": pretrain["insertion"]} if corpus in USES_INSERTION else {})})

@@ -17,7 +17,12 @@ pretrain stage can train the same model on a changed corpus, one document at a t
   as a forward one.
 - `forward-only` and `backward-only`: the same copies (the same passages, places and lengths as
   any `balance` corpus of these settings), none or all of them reversed: the controls that tell
-  more copying from more backward copying.
+  more copying from more backward copying. `reversed-25`, `-50` and `-75` reverse that share of
+  the same copies: with them, a dose of backward copying from 0 to 1 at a fixed amount of copying.
+- `reversed-passages`: reversed passages where those corpora put their copies (the same draws), but
+  each the reversal of a passage half the document away: about as much reversed text as
+  `backward-only` adds, and no reversed copy of anything nearby. It tells "reversed text" from
+  "reversed copies".
 
 Each transform is a pure function of (document, its index, seed), so a corpus is the same byte
 for byte on every run with the same interpreter.
@@ -27,9 +32,9 @@ from __future__ import annotations
 
 import random
 
-from ..settings import INSERTED, InsertionSettings
+from ..settings import INSERTED, REVERSED_PASSAGES, InsertionSettings
 
-CORPORA = ("natural", "reversed", *INSERTED)
+CORPORA = ("natural", "reversed", *INSERTED, REVERSED_PASSAGES)
 
 
 def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> list[str]:
@@ -71,6 +76,23 @@ def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings,
     return "".join(out), added[0], added[1]
 
 
+def insert_distant_reversals(text: str, rng: random.Random, insertion: InsertionSettings) -> str:
+    """`text` with a reversed passage where `insert_copies` would put each copy (the same draws), but
+    reversed from the passage half the document away, so that it repeats nothing within
+    `insertion.balance_window` characters; a document too short for that distance gets none."""
+    passages = split_passages(text, rng, insertion.passage_chars)
+    far_enough = len(text) >= 4 * insertion.balance_window
+    after: dict[int, list[str]] = {}
+    for index, passage in enumerate(passages):
+        if len(passage) < insertion.passage_chars[0] or rng.random() >= insertion.share:
+            continue
+        rng.random()  # the copy's direction draw, kept so that places and lengths match insert_copies's
+        target = min(index + rng.randint(*insertion.gap_passages), len(passages) - 1)
+        if far_enough:
+            after.setdefault(target, []).append(passages[(index + len(passages) // 2) % len(passages)][::-1])
+    return "".join(p + "".join(after.get(i, ())) for i, p in enumerate(passages))
+
+
 def transform_document(text: str, corpus: str, index: int, seed: int, insertion: InsertionSettings | None,
                        reversed_share: float | None = None) -> str:
     """One document of the named corpus variant; `reversed_share`: the balanced corpus's share of
@@ -88,4 +110,8 @@ def transform_document(text: str, corpus: str, index: int, seed: int, insertion:
                 raise ValueError("a balanced corpus with insertion.reversed 'balance' needs its solved reversed share")
             share = reversed_share
         return insert_copies(text, random.Random(f"{seed}:{index}"), insertion, share)[0]
+    if corpus == REVERSED_PASSAGES:
+        if insertion is None:
+            raise ValueError(f"the {corpus} corpus needs insertion settings")
+        return insert_distant_reversals(text, random.Random(f"{seed}:{index}"), insertion)
     raise ValueError(f"unknown corpus variant {corpus!r}; known: {', '.join(CORPORA)}")
