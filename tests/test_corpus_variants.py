@@ -10,7 +10,7 @@ from lengthgen.models.char_tokenizer import DEFAULT_CHARACTERS
 from lengthgen.pretrain.corpus import build_corpus
 from lengthgen.pretrain.statistics import repeat_statistics
 from lengthgen.pretrain.variants import CORPORA, insert_copies, split_passages, transform_document
-from lengthgen.settings import USES_INSERTION, InsertionSettings
+from lengthgen.settings import INSERTED, USES_INSERTION, InsertionSettings
 
 DEFAULT_INSERTION = InsertionSettings(0.25, [8, 32], [0, 8])
 CHARS = 300_000
@@ -215,6 +215,56 @@ def test_forward_and_backward_only_insert_the_same_copies_one_way_each():
     assert b0 == 0 and f1 == 0 and f0 == b1 == bm + fm > 0 and 0 < bm < b1
     assert len(forward) == len(mixed) == len(backward)
     assert Counter(forward) == Counter(backward)  # the same characters: only their order in copies differs
+
+
+DOSE = {"forward-only": 0.0, "reversed-25": 0.25, "reversed-50": 0.5, "reversed-75": 0.75, "backward-only": 1.0}
+
+
+def test_the_dose_arms_reverse_growing_nested_shares_of_the_same_copies():
+    """Finding 7's dose-response: each arm reverses its share of one set of copies, and a copy
+    reversed at one dose is reversed at every higher one, so the arms differ in dose alone."""
+    text = distinct_text(20_000)
+    insertion = InsertionSettings(0.25, [4, 12], [0, 8])
+    passages = split_passages(text, random.Random("0:7"), insertion.passage_chars)
+    reversed_sources, placements = {}, set()
+    for corpus, share in DOSE.items():
+        assert INSERTED[corpus] == share
+        _, copies = parse_copies(text, transform_document(text, corpus, 7, 0, insertion), passages)
+        placements.add(tuple((c["source"], c["after"], c["chars"]) for c in copies))
+        reversed_sources[corpus] = {c["source"] for c in copies if c["direction"] == "backward"}
+        assert len(reversed_sources[corpus]) / len(copies) == pytest.approx(share, abs=0.06)
+    assert len(placements) == 1  # the same passages, places and lengths at every dose
+    doses = list(reversed_sources.values())
+    assert all(low <= high for low, high in zip(doses, doses[1:]))
+
+
+def test_reversed_passages_adds_reversed_text_that_copies_nothing_nearby():
+    """The non-copy control: as many insertions as the copying arms make, each a whole passage
+    reversed, from at least balance_window characters away; removing them gives the text back,
+    and a document too short for the distance is left as it is."""
+    text = distinct_text(20_000)
+    insertion = InsertionSettings(0.25, [4, 12], [0, 8])
+    out = transform_document(text, "reversed-passages", 7, 0, insertion)
+    passages = split_passages(text, random.Random("0:7"), insertion.passage_chars)
+    reversals = {p[::-1] for p in passages}
+    position = {c: i for i, c in enumerate(text)}
+    kept, inserted, cursor = [], [], 0
+    for char in out:
+        if position[char] == cursor:
+            kept.append(char)
+            cursor += 1
+        else:
+            assert abs(position[char] - cursor) >= insertion.balance_window, "a reversal copies text nearby"
+            if inserted and inserted[-1][1] == cursor and position[char] == position[inserted[-1][0][-1]] - 1:
+                inserted[-1][0].append(char)  # the same reversed passage goes on
+            else:
+                inserted.append(([char], cursor))
+    assert "".join(kept) == text
+    pieces = ["".join(chars) for chars, _ in inserted]
+    copies = parse_copies(text, insert_copies(text, random.Random("0:7"), insertion, 1.0)[0], passages)[1]
+    assert pieces and all(piece in reversals for piece in pieces) and len(pieces) == len(copies)
+    short = text[:4 * insertion.balance_window - 1]
+    assert transform_document(short, "reversed-passages", 7, 0, insertion) == short
 
 
 def test_every_corpus_is_the_same_size_when_corpus_chars_is_set(corpora):
