@@ -123,7 +123,11 @@ def test_a_target_the_config_does_not_make_stops_with_the_valid_names(default):
 def test_every_table_a_config_makes_and_what_the_findings_read(default):
     from lengthgen.plan.tables import TABLE_RULES, findings_inputs, findings_params, tables_made
 
-    assert tables_made(default) == list(TABLE_RULES)  # the default runs every stage
+    dose = ["corpus_dose", "corpus_dose_models"]  # configs/dose.yaml's models, not the default's
+    assert tables_made(default) == [t for t in TABLE_RULES if t not in dose]  # the default runs every stage
+    with_dose = config_of(models={"r25": {"path": "example/r25"}},
+                          corpora={**default["corpora"], "reversed-25": ["r25"]})
+    assert tables_made(with_dose) == list(TABLE_RULES)
     assert list(findings_inputs(default)) == ["scratch_pairs", "icl_pairs", "finetune_pairs", "realistic_pairs",
                                               "mechanism_pairs", "corpus_pairs"]
     smoke = config_of("configs/smoke.yaml")

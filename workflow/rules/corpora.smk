@@ -6,6 +6,7 @@
 
 # The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
 # stops the parse, not a job).
+from lengthgen.corpora.dose import write_corpus_dose, write_corpus_dose_models
 from lengthgen.corpora.pairs import write_corpus_pairs
 from lengthgen.pretrain.statistics_table import write_corpus_statistics
 
@@ -146,6 +147,38 @@ rule corpus_pairs:
     run:
         run_writer(write_corpus_pairs, log, output, input.heads, input.icl, input.finetune, input.manipulation,
                    input.histories, params.section, Provenance(params.section))
+
+
+rule corpus_dose:
+    input:
+        heads=corpora_plan.heads(config),
+        finetune=corpora_plan.finetune_evals(config),
+        manipulation=corpora_plan.manipulations(config),
+    output:
+        **table_outputs("corpus_dose"),
+    params:
+        section=corpora_plan.pairs_params(config),
+    log:
+        log_path("corpus_dose"),
+    run:
+        run_writer(write_corpus_dose, log, output, input.heads, input.finetune, input.manipulation,
+                   params.section, Provenance(params.section))
+
+
+rule corpus_dose_models:
+    input:
+        heads=corpora_plan.heads(config),
+        finetune=corpora_plan.finetune_evals(config),
+        manipulation=corpora_plan.manipulations(config),
+    output:
+        **table_outputs("corpus_dose_models"),
+    params:
+        section=corpora_plan.pairs_params(config),
+    log:
+        log_path("corpus_dose_models"),
+    run:
+        run_writer(write_corpus_dose_models, log, output, input.heads, input.finetune, input.manipulation,
+                   params.section, Provenance(params.section))
 
 
 rule figure_corpora:

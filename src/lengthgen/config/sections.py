@@ -7,7 +7,8 @@ from ..settings import USES_INSERTION, PretrainSettings, TrainSettings
 from ..tasks import FAMILIES, LengthBin, get_task
 from ..tasks.lengths import bins_beyond
 
-CORPUS_ROLES = ("natural", "balanced", "reversed", "forward-only", "backward-only")  # the corpora experiment's arms
+CORPUS_ROLES = ("natural", "balanced", "reversed", "forward-only", "backward-only",  # the corpora experiment's arms
+                "reversed-25", "reversed-50", "reversed-75", "reversed-passages")  # and the dose-response's
 
 
 def corpus_models(config: dict) -> dict[str, tuple[str, ...]]:

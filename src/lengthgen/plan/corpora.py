@@ -30,6 +30,11 @@ def enabled(config: dict) -> bool:
     return bool(roles(config))
 
 
+def dose_enabled(config: dict) -> bool:
+    """The dose-response's tables: where the config names a dose arm between forward- and backward-only."""
+    return any(arm in roles(config) for arm in ("reversed-25", "reversed-50", "reversed-75"))
+
+
 def model(config: dict, name: str) -> str:
     """A {model} wildcard of this experiment's rules, checked."""
     return known("corpora model", name, {m: m for m in models(config)})

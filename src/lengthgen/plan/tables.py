@@ -42,6 +42,7 @@ _STAGES = (
                                       "mechanism_pairs": "mechanism_pairs"}),
     ("realistic", realistic.enabled, {"realistic": "realistic_table", "realistic_pairs": "realistic_pairs"}),
     ("corpora", corpora.enabled, {"corpus_statistics": "corpus_statistics", "corpus_pairs": "corpus_pairs"}),
+    ("corpora", corpora.dose_enabled, {"corpus_dose": "corpus_dose", "corpus_dose_models": "corpus_dose_models"}),
 )
 # Every table: the rule that writes it, its report category, and whether a config makes it.
 TABLE_RULES = {name: (rule, CATEGORIES[stage], made) for stage, made, tables in _STAGES
