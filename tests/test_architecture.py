@@ -20,7 +20,7 @@ ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 # lists the same layers and exceptions (a test compares them).
 LAYERS = [
     ("foundation", ["lengthgen", "lengthgen.devices", "lengthgen.theory", "lengthgen.stats",
-                    "lengthgen.settings"]),
+                    "lengthgen.settings", "lengthgen.layout"]),
     ("job set-up", ["lengthgen.runtime"]),
     ("records", ["lengthgen.records", "lengthgen.references"]),
     ("tasks", ["lengthgen.tasks"]),
@@ -37,8 +37,7 @@ LAYERS = [
 ]
 EXCEPTIONS = {("lengthgen.pretrain", "lengthgen.mechanism"),  # pretraining runs the mechanism's induction probe
               ("lengthgen.corpora", "lengthgen.pretrain"),  # the manipulation check's text, as pretraining cuts it
-              ("lengthgen.corpora", "lengthgen.mechanism"),  # and pick and compare best heads as mechanism does
-              ("lengthgen.results.runtimes", "lengthgen.plan.paths")}  # a job's history, where the workflow wrote it
+              ("lengthgen.corpora", "lengthgen.mechanism")}  # and pick and compare best heads as mechanism does
 
 
 def module_name(path: Path) -> str:

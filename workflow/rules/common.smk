@@ -21,7 +21,7 @@ from lengthgen.plan import tables as tables_plan
 from lengthgen.plan.grid import known, stage_model
 from lengthgen.plan.models import RESOURCES, model_job
 from lengthgen.plan.tables import CATEGORIES
-from lengthgen.plan.paths import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MANIPULATION, CORPUS_MECHANISM, FIGURES, FINETUNE,
+from lengthgen.layout import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MANIPULATION, CORPUS_MECHANISM, FIGURES, FINETUNE,
                                   FINETUNE_CHECKPOINTS, ICL,
                                   MECHANISM, PRETRAIN, PRETRAIN_CHECKPOINTS, REALISTIC, RESULTS, SCRATCH,
                                   SCRATCH_CHECKPOINTS, TABLES, benchmark_path,

@@ -8,10 +8,10 @@ from __future__ import annotations
 from itertools import product
 
 from ..config import corpus_models
+from ..layout import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MANIPULATION, CORPUS_MECHANISM
 from ..settings import CorpusStatisticsSettings, ManipulationSettings
 from . import finetune, icl, mechanism
 from .grid import known, tasks
-from .paths import CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MANIPULATION, CORPUS_MECHANISM
 
 FAMILY = "copying"  # the in-context measures compared: forward against backward copy
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ..config import finetune_bins, scratch_bins
 from ..config.sections import finetune_protocols, protocol_section, protocol_seeds
+from ..layout import data_path
 from ..settings import DataFileSettings
 from ..tasks import get_task
 from . import corpora
 from .grid import tasks
-from .paths import data_path
 
 
 def data_params(config: dict, encoding: str, task: str, length_bin: str, seed) -> DataFileSettings:

@@ -8,10 +8,10 @@ from itertools import product
 
 from ..config import finetune_bins, finetune_task_section
 from ..config.sections import DEFAULT_PROTOCOL, finetune_protocols, protocol_section, protocol_seeds
+from ..layout import FINETUNE, data_path
 from ..settings import FinetuneEvalSettings, FinetuneTaskSettings
 from ..tasks import get_task
 from . import icl, scratch
-from .paths import FINETUNE, data_path
 
 
 def enabled(config: dict) -> bool:

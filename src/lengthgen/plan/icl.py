@@ -5,10 +5,10 @@ from __future__ import annotations
 from itertools import product
 
 from ..config import icl_variants
+from ..layout import ICL, data_path
 from ..settings import IclPredictSettings
 from ..tasks import FAMILIES
 from .grid import tasks
-from .paths import ICL, data_path
 
 
 def enabled(config: dict) -> bool:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..config.sections import main_protocol
+from ..layout import FINETUNE, MECHANISM, SCRATCH
 from ..settings import MechanismSettings
 from . import finetune, scratch
 from .grid import known, tasks
-from .paths import FINETUNE, MECHANISM, SCRATCH
 
 
 def subjects(config: dict) -> dict[str, tuple]:

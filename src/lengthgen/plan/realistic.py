@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from itertools import product
 
+from ..layout import REALISTIC
 from ..realistic import TASKS
 from ..settings import RealisticPredictSettings
-from .paths import REALISTIC
 
 
 def enabled(config: dict) -> bool:

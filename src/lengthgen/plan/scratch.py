@@ -6,10 +6,10 @@ from __future__ import annotations
 from itertools import product
 
 from ..config import per_family, scratch_bins, scratch_family_settings, scratch_lengths
+from ..layout import SCRATCH, SCRATCH_CHECKPOINTS, data_path
 from ..settings import ScratchEvalSettings, ScratchRunSettings
 from ..tasks import LengthBin, Task, get_task
 from .grid import tasks
-from .paths import SCRATCH, SCRATCH_CHECKPOINTS, data_path
 
 # Model settings that only one positional encoding reads.
 PE_ONLY = {"max_positions": "ape", "rope_theta": "rope", "rope_scaling": "rope"}

@@ -5,9 +5,9 @@ are generated from here."""
 
 from __future__ import annotations
 
+from ..layout import table_path
 from ..results.findings import findings_sources
 from . import corpora, finetune, icl, mechanism, realistic, scratch
-from .paths import table_path
 
 # The report's categories, in the order the report lists them (it sorts them by name): the findings
 # first, the answer to "did the paper's findings reproduce here?".

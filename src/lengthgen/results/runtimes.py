@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..plan.paths import CORPUS_FINETUNE, FINETUNE, PRETRAIN, RESULTS, SCRATCH
+from ..layout import CORPUS_FINETUNE, FINETUNE, PRETRAIN, RESULTS, SCRATCH
 from ..records.tables import read_provenance
 
 # Snakemake's log stamps each job event as "[Wed Dec  2 18:12:29 2026]"

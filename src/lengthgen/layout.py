@@ -1,4 +1,5 @@
-"""Where the workflow writes: every path pattern, with its wildcards, in one place."""
+"""Where the workflow writes: every path pattern, with its wildcards, in one place (below both the
+planning, which plans these files, and the reporting, which reads some of them back)."""
 
 from __future__ import annotations
 
