@@ -458,7 +458,8 @@ def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
 
     bins_pairs([above("UR", "NRLast", 0.99, 0.80, SIGNIFICANT)]).write_parquet(tmp_path / "scratch_pairs.parquet")
     outputs = SimpleNamespace(**{kind: tmp_path / f"findings.{ext}"
-                                 for kind, ext in (("parquet", "parquet"), ("markdown", "md"), ("csv", "csv"))})
+                                 for kind, ext in (("parquet", "parquet"), ("markdown", "md"), ("html", "html"),
+                                                   ("csv", "csv"))})
     write_findings({"scratch_pairs": tmp_path / "scratch_pairs.parquet"}, None, Provenance({"tables": ["scratch_pairs"]}),
                    {"margin": 0.1, "learnt": 0.95}, outputs)
     assert main(["findings", str(outputs.parquet)]) == 0
@@ -466,6 +467,9 @@ def test_the_command_prints_a_finished_runs_findings(tmp_path, capsys):
     assert printed == outputs.markdown.read_text()  # what the rule wrote, verdicts first
     assert printed.startswith("# Did the paper's findings reproduce here?") and "| **shown** |" in printed
     assert "expressible tasks above" in pl.read_csv(outputs.csv)["claim"][0]
+    page = outputs.html.read_text()  # what the report shows: the markdown's tables as HTML tables
+    assert page.startswith("<!doctype html>") and "<h1>Did the paper's findings reproduce here?</h1>" in page
+    assert "<th>verdict</th>" in page and "<td><strong>shown</strong></td>" in page
 
 
 def test_the_command_says_how_to_make_a_missing_table(tmp_path, capsys):

@@ -48,9 +48,10 @@ def test_a_from_scratch_model_reads_only_its_positional_encoding_s_settings():
     assert "max_positions" in ape["model"] and "rope_theta" not in ape["model"]
     assert "rope_theta" in rope["model"] and "max_positions" not in rope["model"]
     assert ape["training"]["schedule"] == "linear" and rope["training"]["schedule"] == "constant"
-    # the family override of the default: copying has 2 layers and 2,000 steps, retrieval 4 layers
-    assert (ape["model"]["layers"], ape["training"]["max_steps"]) == (2, 2000)
-    assert scratch.train_params(config, "UR", "ape").as_config()["model"]["layers"] == 4
+    # the family override of the default: copying has 4 layers and 2,000 steps, retrieval 4 layers and 6,000
+    assert (ape["model"]["layers"], ape["training"]["max_steps"]) == (4, 2000)
+    retrieval = scratch.train_params(config, "UR", "ape").as_config()
+    assert (retrieval["model"]["layers"], retrieval["training"]["max_steps"]) == (4, 6000)
 
 
 def test_from_scratch_outputs_and_stacks(default):

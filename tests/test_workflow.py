@@ -115,6 +115,55 @@ def test_figures_tables_index_and_report(finished):
     assert "0 Findings" in html and "did the paper's findings reproduce here?" in html
 
 
+def headless_chromium():
+    """A headless Chromium through Selenium, or a skip that says what is missing (.ci/run installs
+    Debian's chromium and chromium-driver; `pip install -e '.[test]'` brings selenium)."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
+    from selenium.webdriver.chrome.service import Service
+
+    browser, driver = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
+    if not (browser and driver):
+        pytest.skip("no headless browser: install Debian's chromium and chromium-driver (.ci/run does)")
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
+        options.add_argument(argument)
+    options.binary_location = browser
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_the_report_shows_the_findings_table_on_the_page_in_a_browser(finished):
+    """As a reader clicks: open the report, the findings category, the findings entry's eye; the
+    verdicts are on the page (the table's HTML page in the report's frame), and no page error."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    workdir, config = finished
+    report = workdir / "results" / "browser_report.html"
+    run = snakemake(workdir, config, "--report", str(report))
+    assert run.returncode == 0, run.stderr[-2000:]
+    browser = headless_chromium()
+    try:
+        browser.get(report.as_uri())
+        wait = WebDriverWait(browser, 30)
+        wait.until(expected_conditions.element_to_be_clickable((By.XPATH, "//span[text()='0 Findings']"))).click()
+        entry = wait.until(expected_conditions.presence_of_element_located((By.XPATH, "//td[text()='findings']/..")))
+        entry.find_element(By.XPATH, ".//a[@iconname='eye']").click()
+        wait.until(expected_conditions.frame_to_be_available_and_switch_to_it((By.TAG_NAME, "iframe")))
+        page = browser.find_element(By.TAG_NAME, "body").text
+        header = [cell.text for cell in browser.find_elements(By.XPATH, "//table[1]//th")]
+        browser.switch_to.default_content()
+        errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    finally:
+        browser.quit()
+    assert "Did the paper's findings reproduce here?" in page
+    assert "verdict" in header and "runs" in header
+    findings = pl.read_parquet(workdir / "results" / "tables" / "findings.parquet")
+    assert all(verdict in page for verdict in set(findings["claim_verdict"]))
+    assert errors == []
+
+
 def test_findings_give_a_verdict_for_every_finding_the_run_ran(finished):
     workdir, _ = finished
     tables = workdir / "results" / "tables"

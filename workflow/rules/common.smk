@@ -83,10 +83,13 @@ def caption(name):
 
 # -- results tables ----------------------------------------------------------------------------
 def table_outputs(name, caption_name="table"):
-    """A table's parquet (with provenance), markdown, and CSV twin (in the report, with its caption:
-    workflow/report/table.rst unless the table has its own)."""
+    """A table's parquet (with provenance), markdown, HTML page (in the report under its stage, read on
+    the page, with its caption: workflow/report/table.rst unless the table has its own) and CSV twin
+    (in the report's downloads category)."""
     return {"parquet": table_path(name), "markdown": table_path(name, "md"),
-            "csv": report(table_path(name, "csv"), caption=caption(caption_name), category=tables_plan.category_of(name),
+            "html": report(table_path(name, "html"), caption=caption(caption_name), category=tables_plan.category_of(name),
+                           labels={"table": name}),
+            "csv": report(table_path(name, "csv"), caption=caption(caption_name), category=CATEGORIES["downloads"],
                           labels={"table": name})}
 
 

@@ -21,6 +21,7 @@ CATEGORIES = {
     "mechanism": "6 Mechanism",
     "realistic": "7 Realistic tasks",
     "corpora": "8 Beyond the paper: pretraining corpora",
+    "downloads": "9 Every table as CSV (downloads)",
 }
 
 

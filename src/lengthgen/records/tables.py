@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
@@ -74,12 +75,34 @@ def csv_text(frame: pl.DataFrame) -> str:
     return frame.select([column(c) for c in frame.columns if frame[c].dtype != pl.Null]).write_csv()
 
 
+# The report shows a table's HTML twin in its own frame: a page of its own, readable without the report.
+HTML_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font-family:sans-serif;margin:1em;}} table{{border-collapse:collapse;margin:1em 0;font-size:0.9em;}}
+th,td{{border:1px solid #bbb;padding:0.25em 0.5em;text-align:left;vertical-align:top;}} th{{background:#eee;}}
+tbody tr:nth-child(even){{background:#f7f7f7;}}</style></head>
+<body>
+{body}
+</body></html>
+"""
+
+
+def html_page(markdown_text: str, title: str) -> str:
+    """The table's markdown (its own layout, headings and notes included) as one HTML page, through
+    Python-Markdown's tables extension, so the report's reader sees exactly what the markdown says."""
+    import html
+
+    import markdown
+
+    return HTML_PAGE.format(title=html.escape(title), body=markdown.markdown(markdown_text, extensions=["tables"]))
+
+
 def write_table(frame: pl.DataFrame, paths, provenance: dict, title: str = "", markdown: str | None = None) -> None:
     """A results table: parquet with provenance columns and metadata, a readable markdown file
-    (`markdown` when the table has its own layout, else the frame itself under `title`), and a
-    CSV twin for the report where `paths` names one.
+    (`markdown` when the table has its own layout, else the frame itself under `title`), its HTML
+    page (what the report shows) and a CSV twin (a download) where `paths` names them.
 
-    paths: anything with attributes `parquet`, `markdown` and optionally `csv` (a rule's output)."""
+    paths: anything with attributes `parquet`, `markdown` and optionally `html`, `csv` (a rule's output)."""
     table = with_provenance_columns(frame, provenance)
     write_parquet(table, paths.parquet, provenance)
     if markdown is None:
@@ -88,5 +111,7 @@ def write_table(frame: pl.DataFrame, paths, provenance: dict, title: str = "", m
                 f"device {provenance['device']}\n")
         markdown = head + to_markdown(frame) + foot
     write_text(paths.markdown, markdown)
+    if getattr(paths, "html", None):
+        write_text(paths.html, html_page(markdown, title or Path(str(paths.parquet)).stem))
     if getattr(paths, "csv", None):
         write_text(paths.csv, csv_text(table))
