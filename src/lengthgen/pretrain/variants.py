@@ -48,49 +48,50 @@ def split_passages(text: str, rng: random.Random, lengths: tuple[int, int]) -> l
     return passages
 
 
-def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings,
-                  reversed_share: float | None = None) -> tuple[str, int, int]:
-    """`text` with a share of its passages copied a few passages later: with `reversed_share`
-    None the 1st, 3rd, 5th... copy reversed and the others as they were; else each copy reversed
-    with that probability, drawn for every copy whatever the share, so that every share gives the
-    same passages, places and lengths. Returns (text, backward chars, forward chars)."""
-    passages = split_passages(text, rng, insertion.passage_chars)
-    after: dict[int, list[str]] = {}
-    added = [0, 0]  # backward, forward
+def copy_draws(passages: list[str], rng: random.Random, insertion: InsertionSettings,
+               reversed_share: float | None):
+    """(source passage, the passage it goes after, reversed?) of each copy, drawn in order: whether a
+    passage is copied, then its direction (with `reversed_share` None the 1st, 3rd, 5th... copy
+    reversed, undrawn; else reversed with that probability, drawn for every copy whatever the share,
+    so that every share gives the same passages, places and lengths), then its gap."""
     copies = 0
     for index, passage in enumerate(passages):
         if len(passage) < insertion.passage_chars[0] or rng.random() >= insertion.share:
             continue
-        if reversed_share is None:
-            backward = copies % 2 == 0
-        else:
-            backward = rng.random() < reversed_share
+        backward = copies % 2 == 0 if reversed_share is None else rng.random() < reversed_share
         copies += 1
-        target = min(index + rng.randint(*insertion.gap_passages), len(passages) - 1)
-        after.setdefault(target, []).append(passage[::-1] if backward else passage)
-        added[0 if backward else 1] += len(passage)
-    out = []
-    for index, passage in enumerate(passages):
-        out.append(passage)
-        out.extend(after.get(index, ()))
-    return "".join(out), added[0], added[1]
+        yield index, min(index + rng.randint(*insertion.gap_passages), len(passages) - 1), backward
+
+
+def _with_insertions(passages: list[str], after: dict[int, list[str]]) -> str:
+    return "".join(p + "".join(after.get(i, ())) for i, p in enumerate(passages))
+
+
+def insert_copies(text: str, rng: random.Random, insertion: InsertionSettings,
+                  reversed_share: float | None = None) -> tuple[str, int, int]:
+    """`text` with a share of its passages copied a few passages later, the copies reversed as
+    `copy_draws` says. Returns (text, backward chars, forward chars)."""
+    passages = split_passages(text, rng, insertion.passage_chars)
+    after: dict[int, list[str]] = {}
+    added = [0, 0]  # backward, forward
+    for index, target, backward in copy_draws(passages, rng, insertion, reversed_share):
+        after.setdefault(target, []).append(passages[index][::-1] if backward else passages[index])
+        added[0 if backward else 1] += len(passages[index])
+    return _with_insertions(passages, after), added[0], added[1]
 
 
 def insert_distant_reversals(text: str, rng: random.Random, insertion: InsertionSettings) -> str:
-    """`text` with a reversed passage where `insert_copies` would put each copy (the same draws), but
-    reversed from the passage half the document away, so that it repeats nothing within
-    `insertion.balance_window` characters; a document too short for that distance gets none."""
+    """`text` with a reversed passage where `insert_copies` with a reversed share would put each copy
+    (the same draws), but reversed from the passage half the document away, so that it repeats
+    nothing within `insertion.balance_window` characters; a document too short for that distance
+    gets none."""
     passages = split_passages(text, rng, insertion.passage_chars)
     far_enough = len(text) >= 4 * insertion.balance_window
     after: dict[int, list[str]] = {}
-    for index, passage in enumerate(passages):
-        if len(passage) < insertion.passage_chars[0] or rng.random() >= insertion.share:
-            continue
-        rng.random()  # the copy's direction draw, kept so that places and lengths match insert_copies's
-        target = min(index + rng.randint(*insertion.gap_passages), len(passages) - 1)
+    for index, target, _ in copy_draws(passages, rng, insertion, reversed_share=1.0):
         if far_enough:
             after.setdefault(target, []).append(passages[(index + len(passages) // 2) % len(passages)][::-1])
-    return "".join(p + "".join(after.get(i, ())) for i, p in enumerate(passages))
+    return _with_insertions(passages, after)
 
 
 def transform_document(text: str, corpus: str, index: int, seed: int, insertion: InsertionSettings | None,
