@@ -178,3 +178,22 @@ def test_every_stage_takes_the_shared_training_block_with_its_own_defaults():
     assert keys["scratch"] == keys["finetune"] == keys["pretrain"]
     assert [config[s]["training"]["lr"] for s in ("scratch", "finetune", "pretrain")] == [1e-4, 1e-5, 1e-3]
     assert train_settings("pretrain").precision == "bf16"
+
+
+HEAVY = ("torch", "transformers", "scipy")  # each costs a CPU-second or more to import
+
+
+def test_parsing_the_workflow_imports_neither_torch_transformers_nor_scipy():
+    """Snakemake imports the rule files' modules every time it parses the workflow (each dry run, each
+    cluster job): loading torch there cost 3.5 CPU-seconds a parse. The jobs that compute import them."""
+    import subprocess
+    import sys
+
+    workflow = SOURCE.parents[1] / "workflow"
+    modules = sorted({match for path in [workflow / "Snakefile", *(workflow / "rules").glob("*.smk")]
+                      for match in re.findall(r"^from (lengthgen[\w.]*) import", path.read_text(), re.M)})
+    assert len(modules) > 20
+    probe = "; ".join([*(f"import {m}" for m in modules), "import sys",
+                       f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"])
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]", f"parsing the workflow imports {loaded.strip()}"

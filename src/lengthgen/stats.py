@@ -31,7 +31,15 @@ from dataclasses import asdict, dataclass, fields, replace
 from statistics import NormalDist
 
 import numpy as np
-from scipy import stats as distributions
+
+
+def distributions():
+    """scipy.stats, imported on first use: it costs about a CPU-second, and the workflow imports this
+    module whenever it is parsed (every dry run among them)."""
+    from scipy import stats
+
+    return stats
+
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 LEVEL = 0.05  # two-sided significance level of every comparison
@@ -155,7 +163,7 @@ def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, re
 
 def binomial_two_sided(k: int, n: int, p: float = 0.5) -> float:
     """Exact two-sided binomial test (scipy's: the outcomes at most as likely as k of n)."""
-    return 1.0 if n == 0 else float(distributions.binomtest(k, n, p).pvalue)
+    return 1.0 if n == 0 else float(distributions().binomtest(k, n, p).pvalue)
 
 
 def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
@@ -291,7 +299,7 @@ def fisher_exact(first_successes: int, first_trials: int, second_successes: int,
     if first_trials == 0 or second_trials == 0:
         return math.nan
     table = [[first_successes, first_trials - first_successes], [second_successes, second_trials - second_successes]]
-    return float(distributions.fisher_exact(table).pvalue)
+    return float(distributions().fisher_exact(table).pvalue)
 
 
 def difference_interval(first: Sequence[bool], second: Sequence[bool], paired: bool) -> tuple[float, float]:
@@ -345,12 +353,12 @@ def t_two_sided_p(t: float, df: int) -> float:
     """P(|T| >= |t|) for Student's t with `df` degrees of freedom (scipy's)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be at least 1, not {df}")
-    return math.nan if math.isnan(t) else float(2 * distributions.t.sf(abs(t), df))
+    return math.nan if math.isnan(t) else float(2 * distributions().t.sf(abs(t), df))
 
 
 def t_quantile(probability: float, df: int) -> float:
     """The `probability` quantile of Student's t with `df` degrees of freedom (scipy's)."""
-    return float(distributions.t.ppf(probability, df))
+    return float(distributions().t.ppf(probability, df))
 
 
 def _seed_mean_interval(means: np.ndarray, within_se: np.ndarray, bounds=(-math.inf, math.inf)):
@@ -497,7 +505,7 @@ def rank_comparison(first: Sequence[float], second: Sequence[float], cap: float,
     if not first or not second:
         raise ValueError("each arm needs at least one run")
     values = np.minimum(np.asarray([*first, *second], dtype=float), cap)
-    ranks = distributions.rankdata(values)
+    ranks = distributions().rankdata(values)
     a, b = ranks[:len(first)], ranks[len(first):]
     if np.ptp(ranks) == 0:
         p = 1.0
@@ -508,7 +516,7 @@ def rank_comparison(first: Sequence[float], second: Sequence[float], cap: float,
         gaps = np.abs((inside @ ranks) / a.size - (~inside @ ranks) / b.size)
         p = float(np.mean(gaps >= abs(a.mean() - b.mean()) - 1e-9))
     else:
-        p = float(distributions.permutation_test((a, b), lambda x, y: np.mean(x) - np.mean(y), vectorized=False,
+        p = float(distributions().permutation_test((a, b), lambda x, y: np.mean(x) - np.mean(y), vectorized=False,
                                                  permutation_type="independent", n_resamples=PERMUTATIONS,
                                                  rng=0).pvalue)
     m1, m2 = float(np.mean(values[:len(first)])), float(np.mean(values[len(first):]))
@@ -540,9 +548,9 @@ def t_power(difference: float, spread: float, runs: int, two_arms: bool, alpha: 
     if df < 1:
         return 0.0
     error = spread * math.sqrt((2 if two_arms else 1) / runs)
-    critical = distributions.t.ppf(1 - alpha / 2, df)
+    critical = distributions().t.ppf(1 - alpha / 2, df)
     shift = abs(difference) / error
-    power = float(distributions.nct.sf(critical, df, shift) + distributions.nct.cdf(-critical, df, shift))
+    power = float(distributions().nct.sf(critical, df, shift) + distributions().nct.cdf(-critical, df, shift))
     if math.isnan(power):  # scipy's noncentral t gives NaN far out in the tail: there the normal's is exact enough
         normal = NormalDist()
         power = 1 - normal.cdf(critical - shift) + normal.cdf(-critical - shift)

@@ -26,11 +26,10 @@ import math
 
 import numpy as np
 import polars as pl
-from scipy import stats as scipy_stats
 
 from ..records.tables import write_table
 from ..settings import INSERTED, REVERSED_PASSAGES
-from ..stats import holm, runs_comparison, t_quantile
+from ..stats import distributions, holm, runs_comparison, t_quantile
 from . import finetuned
 from .pairs import BACKWARD_TASK, FORWARD_MIRROR, NATURAL, _read, copy_directions, head_directions
 
@@ -93,9 +92,9 @@ def _slope(doses: np.ndarray, values: np.ndarray) -> float:
 def slope_row(measure: str, doses: np.ndarray, values: np.ndarray) -> dict:
     """The least-squares slope of `values` on `doses` (per unit of reversed share), Student's 95%
     interval (n - 2 df) and the permutation p of the doses shuffled over the models."""
-    fit = scipy_stats.linregress(doses, values)
+    fit = distributions().linregress(doses, values)
     half = t_quantile(0.975, len(doses) - 2) * fit.stderr if len(doses) > 2 else math.inf
-    test = scipy_stats.permutation_test((doses, values), _slope, permutation_type="pairings", vectorized=False,
+    test = distributions().permutation_test((doses, values), _slope, permutation_type="pairings", vectorized=False,
                                         n_resamples=PERMUTATIONS, alternative="two-sided", random_state=0)
     return {"measure": measure, "comparison": "slope on the reversed share", "models": len(doses),
             "estimate": float(fit.slope), "low": float(fit.slope - half), "high": float(fit.slope + half),

@@ -17,9 +17,7 @@ import random
 from dataclasses import dataclass
 
 import polars as pl
-import torch
 
-from ..inference.measures import next_tokens, top_tokens
 from ..settings import ManipulationSettings
 
 DIRECTIONS = ("forward", "backward")
@@ -74,7 +72,10 @@ def copy_examples(text: str, settings: ManipulationSettings) -> list[CopyExample
 def copy_accuracy(model, tokenizer, examples: list[CopyExample], batch_size: int) -> pl.DataFrame:
     """Per example and direction: how many of the copy's characters after its first the model ranks
     first, teacher-forced (every example is one sequence of the same length: no padding)."""
+    import torch  # here, not at the top: the pairs tables (imported when the workflow is parsed) read DIRECTIONS
+
     from ..devices import input_device
+    from ..inference.measures import next_tokens, top_tokens
 
     rows = []
     for direction in DIRECTIONS:

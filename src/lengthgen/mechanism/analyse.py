@@ -13,15 +13,15 @@ from tqdm.auto import tqdm
 
 from ..devices import input_device
 from ..inference.measures import next_tokens, top_tokens
-from .heads import SCORES, prompt_head_scores
+from .heads import prompt_head_scores
 from .patching import measure, patching
 from .prompts import CopyPrompts
+from .scores import PER_PROMPT, SCORES
 
 if TYPE_CHECKING:
     import polars as pl
 
 DIRECTIONS = ("forward", "backward")
-PER_PROMPT = ("induction", "anti_induction")  # the scores whose per-prompt values the tables compare
 
 
 @torch.no_grad()

@@ -24,7 +24,6 @@ from ..devices import input_device
 from .attention import Plan, patched
 from .prompts import CopyPrompts
 
-SCORES = ("previous_token", "duplicate", "induction", "anti_induction", "before_occurrence")
 # Where each score reads, relative to the copied token's earlier occurrence.
 OFFSETS = {"duplicate": 0, "induction": 1, "anti_induction": 0, "before_occurrence": -1}
 

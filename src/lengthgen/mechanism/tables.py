@@ -8,8 +8,7 @@ from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import to_markdown, write_table
 from ..stats import bootstrap_mean, interval_text, paired_comparison, wilson
-from .analyse import PER_PROMPT
-from .heads import SCORES
+from .scores import PER_PROMPT, SCORES
 
 STRONG = 0.2  # a head "counts" as an induction / anti-induction head above this mean attention
 COPIES = 0.5  # a model copies a direction when its clean teacher-forced copy accuracy is at least this

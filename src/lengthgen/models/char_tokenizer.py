@@ -6,15 +6,13 @@ Used by the embedded pretrained models (so every task symbol is exactly one toke
 
 from __future__ import annotations
 
-import string
-
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from .characters import DEFAULT_CHARACTERS
+
 # Special tokens are named so that the literal "<bos>"/"<eos>" of the copy prompts stay plain text.
 SPECIALS = ("<|pad|>", "<|endoftext|>", "<|unk|>")
-# Printable ASCII (task alphabets, prompt punctuation, code) plus newline and tab.
-DEFAULT_CHARACTERS = "".join(sorted(set(string.printable) - set("\r\x0b\x0c")))
 
 
 def build_char_tokenizer(characters: str = DEFAULT_CHARACTERS) -> PreTrainedTokenizerFast:

@@ -13,7 +13,7 @@ import hashlib
 import sysconfig
 from pathlib import Path
 
-from ..models.char_tokenizer import DEFAULT_CHARACTERS
+from ..models.characters import DEFAULT_CHARACTERS
 from ..settings import INSERTED, InsertionSettings
 from .variants import transform_document
 
