@@ -71,3 +71,20 @@ def test_head_maps_show_each_models_mean_scores_on_whole_layers_and_heads():
     assert list(small_induction.get_xticks()) == [0, 1]
     assert [a.get_title() for a in figure.axes[:4]] == ["induction (forward copies)",
                                                          "anti-induction (backward copies)", "", ""]
+
+
+def test_a_figure_rule_draws_each_of_its_images_to_its_png_and_pdf(tmp_path):
+    """What a figure job does (workflow/scripts/figures.py): the drawing its record names, every image
+    written under the output the record gives it."""
+    from lengthgen.plan.figures import FIGURE_RULES
+    from lengthgen.records.tables import write_parquet
+
+    table = icl_table().with_columns(tf_symbol_accuracy=pl.col("accuracy"), tf_symbol_accuracy_std_over_seeds=0.0)
+    write_parquet(table, tmp_path / "icl.parquet", {})
+    record = FIGURE_RULES["figure_icl"]
+    outputs = {key: str(tmp_path / path.rsplit("/", 1)[1]) for key, path in record.outputs().items()}
+    figures.draw("figure_icl", {"icl": str(tmp_path / "icl.parquet")}, {}, outputs)
+    assert sorted(outputs) == ["icl_mirror_pairs", "icl_mirror_pairs_pdf", "icl_teacher_forced",
+                               "icl_teacher_forced_pdf"]
+    for key, path in outputs.items():
+        assert open(path, "rb").read(4) == (b"%PDF" if key.endswith("_pdf") else b"\x89PNG"), key

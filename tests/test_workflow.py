@@ -338,9 +338,23 @@ def test_every_rule_that_writes_a_table_or_a_figure_is_in_the_registry(repo):
             name, body = block.split(":", 1)[0].removeprefix("rule "), block.split("\n\n\n", 1)[0]
             if "table_outputs(" in body or "{FIGURES}/" in body or "{TABLES}/" in body:
                 writers.add(name)
-    assert writers == set(local_rules())
-    assert "workflow.localrules(*tables_plan.local_rules())" in (repo / "workflow/rules/report.smk").read_text()
-    assert set(FIGURE_RULES.values()) <= set(TABLE_RULES)  # a figure follows a table the registry knows
+    report = (repo / "workflow/rules/report.smk").read_text()
+    assert "for _figure in FIGURE_LIST:" in report  # the figure rules are generated from their records
+    assert writers | set(FIGURE_RULES) == set(local_rules())
+    assert "workflow.localrules(*tables_plan.local_rules())" in report
+    assert {figure.table for figure in FIGURE_RULES.values()} <= set(TABLE_RULES)  # each follows a known table
+
+
+def test_every_figure_record_has_its_drawing_and_a_caption_for_each_image(repo):
+    """A figure is named once, in its record: its rule is generated, its drawing found by the record's
+    rule, each image's caption by the image's name."""
+    from lengthgen.plan.figures import FIGURE_RULES
+    from lengthgen.results.figures import DRAWINGS
+
+    assert set(DRAWINGS) == set(FIGURE_RULES)
+    for figure in FIGURE_RULES.values():
+        for image in figure.images:
+            assert (repo / "workflow" / "report" / f"{image}.rst").is_file(), image
 
 
 def test_every_job_of_the_paper_preset_asks_for_what_its_model_needs(tmp_path, repo):

@@ -20,6 +20,7 @@ from lengthgen.plan import scratch as scratch_plan
 from lengthgen.plan import tables as tables_plan
 from lengthgen.plan.grid import known, stage_model
 from lengthgen.plan.models import RESOURCES, model_job
+from lengthgen.plan.figures import figures_made
 from lengthgen.plan.tables import CATEGORIES
 from lengthgen.layout import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MANIPULATION, CORPUS_MECHANISM, FIGURES, FINETUNE,
                                   FINETUNE_CHECKPOINTS, ICL,
@@ -45,6 +46,7 @@ config.clear()
 config.update(_validated)
 # Every registry entry as the record planning reads, parsed once here.
 MODEL_ENTRIES = {name: model_entry(name, spec, MODEL_SEARCH) for name, spec in config["models"].items()}
+MODEL_PATHS = {name: entry.path for name, entry in MODEL_ENTRIES.items()}
 # What a model's jobs ask a cluster for, kept out of the entries every job carries in its params:
 # asking for more memory or time reruns nothing.
 CLUSTER_REQUESTS = ("mem_mb", "runtime")
@@ -182,9 +184,8 @@ def default_outputs():
 
 # -- figures and the report --------------------------------------------------------------------
 def report_outputs():
-    """Every figure this config makes (the registry's, lengthgen.plan.tables), plus the index of the tables."""
+    """Every figure this config makes (the registry's, lengthgen.plan.figures), plus the index of the tables."""
     outputs = list(rules.tables_index.output)
-    for figure in tables_plan.figures_made(config):
-        if figure != "figure_corpora" or CORPUS_SUMMARIES:
-            outputs += list(getattr(rules, figure).output)
+    for figure in figures_made(config, tables_made(), MODEL_PATHS):
+        outputs += list(figure.outputs().values())
     return outputs

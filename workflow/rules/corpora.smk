@@ -2,20 +2,14 @@
 # pretrained on each corpus variant (pretrain.corpora; the repository ships them), measured by the
 # mechanism stage's analysis, the in-context copy measures and a short fine-tuning, in files of
 # their own (results/corpora/) so that the paper's stages and findings keep their own models; then
-# the corpora's repeat statistics, the paired comparisons finding 7 reads, and the pretraining curves.
+# the corpora's repeat statistics and the paired comparisons finding 7 reads (the pretraining
+# curves: figure_corpora, generated in report.smk from lengthgen.plan.figures).
 
 # The writers of this file's `run:` rules, imported when the workflow is parsed (a missing one
 # stops the parse, not a job).
 from lengthgen.corpora.dose import write_corpus_dose, write_corpus_dose_models
 from lengthgen.corpora.pairs import write_corpus_pairs
 from lengthgen.pretrain.statistics_table import write_corpus_statistics
-
-
-# The pretraining summary shipped beside a model (its provenance holds the training history), for
-# the models that have one: a model pretrained elsewhere has no curves to draw. corpus -> summaries.
-CORPUS_SUMMARIES = {corpus: found for corpus, names in corpora_plan.roles(config).items()
-                    if (found := [summary for name in names
-                                  if Path(summary := f"{MODEL_ENTRIES[name].path}.summary.parquet").is_file()])}
 
 
 rule corpus_manipulation:
@@ -179,20 +173,3 @@ rule corpus_dose_models:
     run:
         run_writer(write_corpus_dose_models, log, output, input.heads, input.finetune, input.manipulation,
                    params.section, Provenance(params.section))
-
-
-rule figure_corpora:
-    input:
-        [summary for summaries in CORPUS_SUMMARIES.values() for summary in summaries],
-    output:
-        history=report(f"{FIGURES}/corpora_history.png", caption=caption("corpora_history"),
-                       category=CATEGORIES["corpora"]),
-        history_pdf=f"{FIGURES}/corpora_history.pdf",
-    params:
-        corpora={corpus: len(summaries) for corpus, summaries in CORPUS_SUMMARIES.items()},
-    log:
-        log_path("figure_corpora"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"

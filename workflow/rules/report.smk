@@ -9,6 +9,7 @@
 from lengthgen.finetune.robustness import write_finetune_robustness
 from lengthgen.results.findings_markdown import write_findings
 from lengthgen.results.index import write_tables_index
+from lengthgen.plan.figures import FIGURE_LIST
 
 workflow.localrules(*tables_plan.local_rules())  # the `localrules:` of the registry (lengthgen.plan.tables)
 
@@ -46,121 +47,32 @@ rule finetune_robustness:
                    input.finetune, params.section["protocols"], params.section["models"], Provenance(params.section))
 
 
-rule figure_scratch:
-    input:
-        table=rules.scratch_table.output.parquet,
-        by_length=rules.scratch_table.output.by_length,
-    output:
-        bins=report(f"{FIGURES}/scratch_bins.png", caption=caption("scratch_bins"),
-                    category=CATEGORIES["scratch"]),
-        bins_pdf=f"{FIGURES}/scratch_bins.pdf",
-        by_length=report(f"{FIGURES}/scratch_by_length.png", caption=caption("scratch_by_length"),
-                         category=CATEGORIES["scratch"]),
-        by_length_pdf=f"{FIGURES}/scratch_by_length.pdf",
-    log:
-        log_path("figure_scratch"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
+# Every figure rule, generated from its record (lengthgen.plan.figures): its inputs, its images (a
+# PNG in the report under its stage with workflow/report/IMAGE.rst as caption, and a PDF twin) and
+# any params; lengthgen.results.figures.DRAWINGS draws it.
+def figure_output(figure, key, path):
+    if key.endswith("_pdf"):
+        return path
+    return report(path, caption=caption(key), category=CATEGORIES[figure.stage])
 
 
-rule figure_icl:
-    input:
-        table=rules.icl_table.output.parquet,
-    output:
-        mirror=report(f"{FIGURES}/icl_mirror_pairs.png", caption=caption("icl_mirror_pairs"),
-                      category=CATEGORIES["icl"]),
-        mirror_pdf=f"{FIGURES}/icl_mirror_pairs.pdf",
-        teacher=report(f"{FIGURES}/icl_teacher_forced.png", caption=caption("icl_teacher_forced"),
-                       category=CATEGORIES["icl"]),
-        teacher_pdf=f"{FIGURES}/icl_teacher_forced.pdf",
-    log:
-        log_path("figure_icl"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
+for _figure in FIGURE_LIST:
 
-
-rule figure_finetune:
-    input:
-        table=rules.finetune_table.output.parquet,
-    output:
-        bins=report(f"{FIGURES}/finetune_bins.png", caption=caption("finetune_bins"),
-                    category=CATEGORIES["finetune"]),
-        bins_pdf=f"{FIGURES}/finetune_bins.pdf",
-    log:
-        log_path("figure_finetune"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
-
-
-rule figure_finetune_curves:
-    # Validation and beyond-training accuracy at every evaluation of every fine-tuning, per protocol.
-    input:
-        histories=finetune_plan.histories(config),
-    output:
-        curves=report(f"{FIGURES}/finetune_curves.png", caption=caption("finetune_curves"),
-                      category=CATEGORIES["finetune"]),
-        curves_pdf=f"{FIGURES}/finetune_curves.pdf",
-    log:
-        log_path("figure_finetune_curves"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
-
-
-rule figure_comparison:
-    input:
-        table=rules.comparison_table.output.parquet,
-    output:
-        comparison=report(f"{FIGURES}/comparison.png", caption=caption("comparison"),
-                          category=CATEGORIES["comparison"]),
-        comparison_pdf=f"{FIGURES}/comparison.pdf",
-    log:
-        log_path("figure_comparison"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
-
-
-rule figure_mechanism:
-    input:
-        heads=rules.heads_table.output.parquet,
-        patching=rules.patching_table.output.parquet,
-    output:
-        heads=report(f"{FIGURES}/mechanism_heads.png", caption=caption("mechanism_heads"),
-                     category=CATEGORIES["mechanism"]),
-        heads_pdf=f"{FIGURES}/mechanism_heads.pdf",
-        patching=report(f"{FIGURES}/mechanism_patching.png", caption=caption("mechanism_patching"),
-                        category=CATEGORIES["mechanism"]),
-        patching_pdf=f"{FIGURES}/mechanism_patching.pdf",
-    log:
-        log_path("figure_mechanism"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
-
-
-rule figure_realistic:
-    input:
-        table=rules.realistic_table.output.parquet,
-    output:
-        realistic=report(f"{FIGURES}/realistic.png", caption=caption("realistic"),
-                         category=CATEGORIES["realistic"]),
-        realistic_pdf=f"{FIGURES}/realistic.pdf",
-    log:
-        log_path("figure_realistic"),
-    conda:
-        ENV
-    script:
-        "../scripts/figures.py"
+    rule:
+        name:
+            _figure.rule
+        input:
+            unpack(lambda w, figure=_figure: figure.inputs(config, MODEL_PATHS)),
+        output:
+            **{key: figure_output(_figure, key, path) for key, path in _figure.outputs().items()},
+        params:
+            **{key: (lambda w, value=value: value(config, MODEL_PATHS)) for key, value in _figure.params.items()},
+        log:
+            log_path(_figure.rule),
+        conda:
+            ENV
+        script:
+            "../scripts/figures.py"
 
 
 rule tables_index:

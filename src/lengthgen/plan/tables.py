@@ -1,13 +1,14 @@
 """The registry of results: every table (the rule that writes it, its report category, whether a
-config makes it), every figure (the table whose presence makes it), what the findings read, and
-the rules that run on the submitting machine: the workflow's `localrules` and its report's outputs
-are generated from here."""
+config makes it), what the findings read, and the rules that run on the submitting machine: the
+workflow's `localrules` and its report's outputs are generated from here (and the figures from
+lengthgen.plan.figures)."""
 
 from __future__ import annotations
 
 from ..layout import table_path
 from ..results.findings import findings_sources
 from . import corpora, finetune, icl, mechanism, realistic, scratch
+from .figures import FIGURE_RULES
 
 # The report's categories, in the order the report lists them (it sorts them by name): the findings
 # first, the answer to "did the paper's findings reproduce here?".
@@ -48,10 +49,6 @@ _STAGES = (
 # Every table: the rule that writes it, its report category, and whether a config makes it.
 TABLE_RULES = {name: (rule, CATEGORIES[stage], made) for stage, made, tables in _STAGES
                for name, rule in tables.items()}
-# Every figure rule, and the table whose presence in a run makes it.
-FIGURE_RULES = {"figure_scratch": "scratch", "figure_icl": "icl", "figure_finetune": "finetune",
-                "figure_finetune_curves": "finetune", "figure_comparison": "comparison",
-                "figure_mechanism": "heads", "figure_realistic": "realistic", "figure_corpora": "corpus_pairs"}
 INDEX_RULE = "tables_index"
 
 
@@ -66,12 +63,6 @@ def category_of(name: str) -> str:
 def tables_made(config: dict) -> list[str]:
     """The tables this config makes, by name."""
     return [name for name, (_, _, made) in TABLE_RULES.items() if made(config)]
-
-
-def figures_made(config: dict) -> list[str]:
-    """The figure rules this config runs (those whose table it makes)."""
-    made = set(tables_made(config))
-    return [rule for rule, table in FIGURE_RULES.items() if table in made]
 
 
 def local_rules() -> list[str]:

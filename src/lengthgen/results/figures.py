@@ -286,3 +286,61 @@ def learning_curves(curves: pl.DataFrame):
     figure.suptitle("Fine-tuning learning curves: one line per seed (teacher-forced exact match)", fontsize=9)
     figure.tight_layout()
     return figure
+
+
+# -- what each figure rule draws (its record: lengthgen.plan.figures) ------------------------------
+# Each takes the rule's inputs by name and its params, and returns its images by name.
+def _tables(inputs, *names: str) -> list[pl.DataFrame]:
+    from ..records.files import read_frame
+
+    return [read_frame(inputs[name]) for name in names]
+
+
+def _draw_scratch(inputs, params):
+    scratch, by_length = _tables(inputs, "scratch", "by_length")
+    return {"scratch_bins": accuracy_by_bin(scratch, "From scratch"),
+            "scratch_by_length": accuracy_by_length(by_length, "From scratch")}
+
+
+def _draw_icl(inputs, params):
+    (icl,) = _tables(inputs, "icl")
+    return {"icl_mirror_pairs": mirror_bars(icl, "accuracy"), "icl_teacher_forced": mirror_bars(icl, "tf_symbol_accuracy")}
+
+
+def _draw_finetune_curves(inputs, params):
+    from ..finetune.curves import read_learning_curves
+
+    return {"finetune_curves": learning_curves(read_learning_curves(inputs["histories"]))}
+
+
+def _draw_mechanism(inputs, params):
+    heads, patching = _tables(inputs, "heads", "patching")
+    return {"mechanism_heads": head_maps(heads), "mechanism_patching": patching_bars(patching)}
+
+
+def _draw_corpora(inputs, params):
+    from ..records.tables import read_provenance
+
+    summaries = iter(inputs["summaries"])  # each corpus's summaries in turn, one per pretraining seed
+    return {"corpora_history": pretraining_history({corpus: [read_provenance(next(summaries))["history"]
+                                                             for _ in range(count)]
+                                                    for corpus, count in params["corpora"].items()})}
+
+
+DRAWINGS = {
+    "figure_scratch": _draw_scratch,
+    "figure_icl": _draw_icl,
+    "figure_finetune": lambda inputs, params: {"finetune_bins": accuracy_by_bin(*_tables(inputs, "finetune"),
+                                                                                "Fine-tuned")},
+    "figure_finetune_curves": _draw_finetune_curves,
+    "figure_comparison": lambda inputs, params: {"comparison": comparison(*_tables(inputs, "comparison"))},
+    "figure_mechanism": _draw_mechanism,
+    "figure_realistic": lambda inputs, params: {"realistic": realistic_bars(*_tables(inputs, "realistic"))},
+    "figure_corpora": _draw_corpora,
+}
+
+
+def draw(rule: str, inputs, params, outputs) -> None:
+    """Draw a figure rule's images and write each as its PNG and PDF outputs."""
+    for image, figure in DRAWINGS[rule](inputs, params).items():
+        save(figure, str(outputs[image])[: -len(".png")])
