@@ -236,6 +236,52 @@ def test_a_tiny_fine_tuning_shows_its_work(tmp_path):
     assert work["gflop"] == pytest.approx(flops / 1e9)
     assert work["gflop_per_cpu_s"] == pytest.approx(flops / 1e9 / cpu)
     assert 0 < work["padded_pct"] < 100 and work["peak_pct"] > 0
+    # Where its CPU went: each phase measured, none more than the job, the steps the largest here.
+    phases = {phase: summary[f"cpu_{phase}"] for phase in ("data", "steps", "evaluation", "checkpoints")}
+    assert all(seconds > 0 for seconds in phases.values()) and sum(phases.values()) < cpu
+    assert phases["steps"] == max(phases.values())
+    assert 0 < summary["cpu_start_up"] <= time.process_time()
+    split = row(times.rule_cpu_split(tmp_path / "results" / "benchmarks", peak=times.matmul_peak()), "finetune_train")
+    assert split["steps_pct"] == pytest.approx(100 * phases["steps"] / cpu)
+    assert split["steps_peak_pct"] > work["peak_pct"]  # the steps alone do more per CPU-second than the job
+
+
+def test_the_split_of_a_rules_cpu_sums_its_jobs_phases_and_leaves_out_jobs_without_them(tmp_path):
+    """Per rule: each phase's CPU-seconds over its jobs' CPU-seconds; start-up is each job's CPU before its
+    first run; the rest is the remainder; the steps' FLOPs per CPU-second against the peak."""
+    results = tmp_path / "results"
+    phases = {"cpu_start_up": 10.0, "cpu_data": 5.0, "cpu_steps": 50.0, "cpu_evaluation": 20.0, "cpu_checkpoints": 5.0}
+    write_benchmark(results, "finetune_train/m/default/UF/seed0", 120.0, 100.0)
+    write_run(results, "finetune/m/default/UF/seed0", {**counted_summary(200_000, 0, 0), **phases})  # 1.2e12 FLOPs
+    write_benchmark(results, "finetune_train/m/default/UB/seed0", 60.0, 50.0)  # from before the phases: left out
+    write_run(results, "finetune/m/default/UB/seed0", counted_summary(100_000, 0, 0))
+    split = row(times.rule_cpu_split(results / "benchmarks", peak=50e9), "finetune_train")
+    assert split["jobs"] == 1 and split["cpu_seconds"] == 100.0
+    assert [split[f"{p}_pct"] for p in times.PHASES] == pytest.approx([10.0, 5.0, 50.0, 20.0, 5.0])
+    assert split["rest_pct"] == pytest.approx(10.0)
+    assert split["steps_peak_pct"] == pytest.approx(100 * 1.2e12 / 50.0 / 50e9)
+
+
+def test_the_cpu_of_each_phase_survives_a_resume(tmp_path):
+    """A run resumed from its checkpoint goes on counting from the CPU-seconds the checkpoint holds."""
+    def run():
+        model = build_model("nope", vocab_size(4), 16, layers=2, heads=2, d_model=16, seed=0)
+        return TrainingRun(model, train_settings(max_steps=6, eval_every=2, checkpoint_every=2),
+                           lambda step: two_row_batch(), lambda m: 0.5, tmp_path / "ckpt", {"x": 1}, device=CPU)
+
+    first = run()
+    for _ in range(4):  # interrupted after the checkpoint at step 4
+        first.step()
+    before = dict(first.cpu_seconds)
+    resumed = run()
+    assert resumed.resumed_from == 4
+    # Every phase as it stood, but the checkpoint's own save (not yet done when its state was taken).
+    assert {p: v for p, v in resumed.cpu_seconds.items() if p != "checkpoints"} == {
+        p: v for p, v in before.items() if p != "checkpoints"}
+    assert 0 < resumed.cpu_seconds["checkpoints"] < before["checkpoints"]
+    while resumed.step():
+        pass
+    assert all(resumed.cpu_seconds[p] >= before[p] for p in before) and resumed.cpu_seconds["steps"] > before["steps"]
 
 
 # -- pretraining, which times itself -------------------------------------------------------

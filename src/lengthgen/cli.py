@@ -84,6 +84,11 @@ def main(argv=None) -> int:
             table = times.runtimes(args.folder, peak)
             print(to_markdown(table, float_digits=1), end="")
             print(times.totals_line(table, args.workdir, peak))
+            split = times.rule_cpu_split(args.folder, peak)
+            if split.height:
+                print("\nwhere the training jobs' CPU went (% of their CPU-seconds; steps_peak_pct: the "
+                      "optimiser steps' FLOPs per CPU-second against the peak)")
+                print(to_markdown(split, float_digits=1), end="")
             if args.jobs:
                 print("\n" + to_markdown(times.training_jobs(args.folder, peak), float_digits=1), end="")
         except (OSError, ValueError) as error:

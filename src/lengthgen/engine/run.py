@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -37,6 +38,11 @@ CHECKPOINT_KEYS = ("fingerprint", "step", "done", "model", "optimizer", "schedul
 # resumed run's counts are then unknown, None, rather than too low).
 TOKEN_COUNTERS = ("tokens", "padded_tokens", "attention_pairs")
 WORK_SHAPE = ("parameters", "n_layer", "d_model")  # of the model, beside the counts in a history
+# Where a run's CPU time goes (process CPU-seconds, every thread): making batches, the optimiser
+# steps (forward, backward, update), the evaluations and the checkpoints; `lengthgen runtimes` puts
+# them beside the job's own CPU time, whose remainder is start-up and the rest.
+CPU_PHASES = ("data", "steps", "evaluation", "checkpoints")
+CPU_SPLIT = ("cpu_start_up", *(f"cpu_{phase}" for phase in CPU_PHASES))  # in a history's provenance
 SAVE_REMEDY = "free space on its file system and rerun the job: it resumes from the last checkpoint written"
 
 
@@ -121,6 +127,8 @@ class TrainingRun:
         self.history, self.best_accuracy, self.best_state = History(), -1.0, None
         self._loss_sum, self._loss_count = 0.0, 0
         self.token_counts: dict[str, int] | None = dict.fromkeys(TOKEN_COUNTERS, 0)
+        self.cpu_seconds = dict.fromkeys(CPU_PHASES, 0.0)
+        self.cpu_at_start = time.process_time()  # the job's CPU before this run existed: its start-up
         self.resumed_from = self._resume()
 
     # -- state -----------------------------------------------------------------------------
@@ -132,11 +140,23 @@ class TrainingRun:
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             "history": asdict(self.history), "best_accuracy": self.best_accuracy, "best_state": self.best_state,
             "loss_sum": self._loss_sum, "loss_count": self._loss_count, "token_counts": self.token_counts,
+            "cpu_seconds": self.cpu_seconds,
         }
+
+    def add_cpu(self, phase: str, since: float) -> float:
+        """Count the CPU-seconds from `since` (a `time.process_time()`) to now under `phase`; returns now."""
+        now = time.process_time()
+        self.cpu_seconds[phase] += now - since
+        return now
 
     def save_checkpoint(self) -> None:
         if self.checkpoint is None:
             return
+        started = time.process_time()
+        self._save_checkpoint()
+        self.add_cpu("checkpoints", started)
+
+    def _save_checkpoint(self) -> None:
         state = self._state()
         with atomic_path(self.checkpoint, checksum=True, remedy=SAVE_REMEDY) as tmp:
             try:
@@ -168,6 +188,7 @@ class TrainingRun:
         self.best_accuracy, self.best_state = state["best_accuracy"], state["best_state"]
         self._loss_sum, self._loss_count = state["loss_sum"], state["loss_count"]
         self.token_counts = state.get("token_counts")
+        self.cpu_seconds = state.get("cpu_seconds") or dict.fromkeys(CPU_PHASES, 0.0)  # older checkpoints: from here on
         return self.step_count
 
     # -- training --------------------------------------------------------------------------
@@ -177,7 +198,9 @@ class TrainingRun:
             return False
         s = self.settings
         self.model.train()
+        started = time.process_time()
         batch = self.batch_for(self.step_count)
+        started = self.add_cpu("data", started)
         if s.length_buckets > 1:
             # Each micro-batch's loss is its token sum over the whole batch's token count, so the
             # accumulated gradient is the full batch's (the model's loss shifts labels by one).
@@ -206,6 +229,7 @@ class TrainingRun:
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
+        self.add_cpu("steps", started)
         return self.record_step(loss)
 
     def count_tokens(self, batch: dict, positions: int) -> None:
@@ -243,8 +267,10 @@ class TrainingRun:
 
     def _evaluate(self) -> bool:
         self.model.eval()
+        started = time.process_time()
         with torch.no_grad():
             result = self.evaluate(self.model)
+        self.add_cpu("evaluation", started)
         metrics = dict(result) if isinstance(result, dict) else {"accuracy": result}
         accuracy = float(metrics.pop("accuracy"))
         self.history.metrics.append(metrics)
@@ -280,7 +306,12 @@ class TrainingRun:
         counts = self.token_counts or dict.fromkeys(TOKEN_COUNTERS)
         return {"name": self.name, "steps": self.step_count, "best_accuracy": self.best_accuracy,
                 "resumed_from": self.resumed_from, "history": json.loads(canonical_json(asdict(self.history))),
-                **counts, **model_shape(self.model)}
+                **counts, **model_shape(self.model), **self.cpu_split()}
+
+    def cpu_split(self) -> dict:
+        """The CPU-seconds of each phase (`cpu_data`, ...) and the job's before this run (`cpu_start_up`)."""
+        return {"cpu_start_up": self.cpu_at_start,
+                **{f"cpu_{phase}": seconds for phase, seconds in self.cpu_seconds.items()}}
 
 
 def model_shape(model) -> dict:
@@ -311,6 +342,6 @@ def write_history(summary: dict, path, provenance: Provenance, seed: int, device
     from ..records.tables import write_parquet
 
     outcome = {k: summary[k] for k in ("steps", "best_accuracy", "resumed_from")}
-    outcome.update({k: summary.get(k) for k in (*TOKEN_COUNTERS, *WORK_SHAPE)})
+    outcome.update({k: summary.get(k) for k in (*TOKEN_COUNTERS, *WORK_SHAPE, *CPU_SPLIT)})
     write_parquet(history_frame(summary), path,
                   provenance.record(seed=seed, device=device, extra={"wildcards": wildcards, **extra, **outcome}))

@@ -15,6 +15,7 @@ the rows of all runs are padded to one width (the same loss and gradient up to r
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import asdict
 
 import torch
@@ -113,7 +114,9 @@ class StackedRuns:
         if not self.runs:
             return False
         runs, settings, device = self.runs, self.runs[0].settings, self.runs[0].device
+        started = time.process_time()
         batches = [r.batch_for(r.step_count) for r in runs]
+        made = time.process_time()
         width = max(b["input_ids"].shape[1] for b in batches)
         for run, own in zip(runs, batches):  # every row is computed at the stack's width
             run.count_tokens(own, own["input_ids"].shape[0] * width)
@@ -131,6 +134,10 @@ class StackedRuns:
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
+        stepped = time.process_time()
+        for run in runs:  # the stack's work, shared alike
+            run.cpu_seconds["data"] += (made - started) / len(runs)
+            run.cpu_seconds["steps"] += (stepped - made) / len(runs)
         if any(_due_after_step(r) for r in runs):
             self._unstack()
         for run, loss in zip(runs, losses.detach()):

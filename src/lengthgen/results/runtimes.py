@@ -27,6 +27,13 @@ TRAINING_OUTPUTS = {"scratch_train": SCRATCH, "finetune_train": FINETUNE, "corpu
 PRETRAIN_RULE = "pretrain"  # times itself: one row per summary under results/pretrain
 STACK_RULE = "scratch_stack"  # benchmark {task}_{mirror}/{pe}: one job trained every seed of both tasks
 WORK_COLUMNS = ("gflop", "gflop_per_cpu_s", "gflop_per_s", "peak_pct", "padded_pct")
+# Where a training job's CPU went, each as a share of its CPU-seconds (the runs record the phases,
+# lengthgen.engine.run.CPU_PHASES; start-up is the job's CPU before its first run existed: imports,
+# model and data loading; the rest is what none of them counts: writing the outputs, exit), and the
+# optimiser steps' own FLOPs per CPU-second against the peak.
+PHASES = ("start_up", "data", "steps", "evaluation", "checkpoints")
+SPLIT_COLUMNS = (*(f"{phase}_pct" for phase in PHASES), "rest_pct", "steps_peak_pct")
+_NO_SPLIT = dict.fromkeys(f"cpu_{phase}" for phase in PHASES)
 
 
 def matmul_peak(size: int = 1024, repeats: int = 8, clock=time.perf_counter) -> float:
@@ -81,31 +88,39 @@ def training_histories(folder: Path, rule: str, job: Path) -> list[Path]:
 def job_work(folder: Path, rule: str, job: Path) -> dict:
     """A training job's FLOPs, real and padded tokens and whether it ran on the CPU, summed over
     its histories; all None when one is missing or predates the token counts."""
-    none = {"flops": None, "tokens": None, "padded_tokens": None, "on_cpu": None}
+    none = {"flops": None, "tokens": None, "padded_tokens": None, "on_cpu": None, **_NO_SPLIT}
     histories = training_histories(folder, rule, job)
     if not histories:
         return none
-    flops = tokens = padded = 0.0
-    on_cpu = True
+    works = []
     for path in histories:
         try:
-            work = record_work(read_provenance(path))
+            works.append(record_work(read_provenance(path)))
         except (OSError, ValueError):
             return none
-        if work["flops"] is None:
+        if works[-1]["flops"] is None:
             return none
-        flops, tokens, padded = flops + work["flops"], tokens + work["tokens"], padded + work["padded_tokens"]
-        on_cpu = on_cpu and work["on_cpu"]
-    return {"flops": flops, "tokens": tokens, "padded_tokens": padded, "on_cpu": on_cpu}
+    total = {key: sum(w[key] for w in works) for key in ("flops", "tokens", "padded_tokens")}
+    return {**total, "on_cpu": all(w["on_cpu"] for w in works), **job_cpu_split(works)}
+
+
+def job_cpu_split(works: list[dict]) -> dict:
+    """A job's CPU-seconds by phase over its runs (each run's phases summed; the start-up is the
+    first run's, the CPU before any run existed); all None when a run did not record them."""
+    if any(w["cpu_steps"] is None for w in works):
+        return dict(_NO_SPLIT)
+    return {"cpu_start_up": min(w["cpu_start_up"] for w in works),
+            **{f"cpu_{phase}": sum(w[f"cpu_{phase}"] for w in works) for phase in PHASES[1:]}}
 
 
 def record_work(record: dict) -> dict:
     """`job_work`'s columns from one run's provenance (all None without the counts)."""
     flops = training_flops(record)
     if flops is None or not isinstance(record.get("padded_tokens"), int):
-        return {"flops": None, "tokens": None, "padded_tokens": None, "on_cpu": None}
+        return {"flops": None, "tokens": None, "padded_tokens": None, "on_cpu": None, **_NO_SPLIT}
+    split = {key: (float(record[key]) if isinstance(record.get(key), (int, float)) else None) for key in _NO_SPLIT}
     return {"flops": flops, "tokens": record["tokens"], "padded_tokens": record["padded_tokens"],
-            "on_cpu": record.get("device") == "cpu"}
+            "on_cpu": record.get("device") == "cpu", **(split if None not in split.values() else _NO_SPLIT)}
 
 
 def pretraining_jobs(folder: Path) -> list[dict]:
@@ -122,7 +137,7 @@ def pretraining_jobs(folder: Path) -> list[dict]:
             continue
         job = path.parent.relative_to(results / pretrain.split("/{")[0])
         rows.append({"rule": PRETRAIN_RULE, "job": f"{PRETRAIN_RULE}/{job.as_posix()}", "seconds": seconds,
-                     "cpu_seconds": cpu, "max_rss_mb": rss, **record_work(record)})
+                     "cpu_seconds": cpu, "max_rss_mb": rss, **record_work(record)})  # no split: pretraining's own loop
     return rows
 
 
@@ -143,7 +158,7 @@ def benchmarked_jobs(folder: str | Path = "results/benchmarks") -> pl.DataFrame:
         raise ValueError(f"no benchmark files under {folder} and no timed pretraining beside it")
     schema = {"rule": pl.String, "job": pl.String, "seconds": pl.Float64, "cpu_seconds": pl.Float64,
               "max_rss_mb": pl.Float64, "flops": pl.Float64, "tokens": pl.Float64, "padded_tokens": pl.Float64,
-              "on_cpu": pl.Boolean}
+              "on_cpu": pl.Boolean, **dict.fromkeys(_NO_SPLIT, pl.Float64)}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -166,6 +181,20 @@ def runtimes(folder: str | Path = "results/benchmarks", peak: float | None = Non
             .with_columns(**_work(peak)).with_columns(**_peak(peak))
             .select("rule", "jobs", "total_seconds", "longest_seconds", "cpu_seconds", "peak_rss_mb", *WORK_COLUMNS)
             .sort("total_seconds", descending=True))
+
+
+def rule_cpu_split(folder: str | Path = "results/benchmarks", peak: float | None = None) -> pl.DataFrame:
+    """Per training rule, over its jobs that recorded their phases: where their CPU-seconds went
+    (`SPLIT_COLUMNS`, percentages of those jobs' CPU) and the optimiser steps' FLOPs per CPU-second
+    as a percentage of `peak`, beside the whole job's (`peak_pct` of `runtimes`)."""
+    jobs = benchmarked_jobs(folder).filter(pl.col("cpu_steps").is_not_null())
+    return (jobs.group_by("rule")
+            .agg(pl.len().alias("jobs"), pl.col("cpu_seconds").sum().alias("_split_cpu"),
+                 pl.col("flops").sum().alias("_split_flops"), pl.col("on_cpu").all().alias("_on_cpu"),
+                 *(pl.col(key).sum().alias(f"_{key}") for key in _NO_SPLIT))
+            .with_columns(**_split(peak))
+            .select("rule", "jobs", pl.col("_split_cpu").alias("cpu_seconds"), *SPLIT_COLUMNS)
+            .sort("cpu_seconds", descending=True))
 
 
 def training_jobs(folder: str | Path = "results/benchmarks", peak: float | None = None) -> pl.DataFrame:
@@ -193,6 +222,18 @@ def _peak(peak: float | None) -> dict:
     if peak is None:
         return {"peak_pct": pl.lit(None, dtype=pl.Float64)}
     return {"peak_pct": pl.when(pl.col("_on_cpu")).then(100 * pl.col("gflop_per_cpu_s") * 1e9 / peak)}
+
+
+def _split(peak: float | None) -> dict:
+    """The split columns from sums over jobs that recorded their phases (`_split_cpu`, `_cpu_*`)."""
+    cpu, phases = pl.col("_split_cpu"), [pl.col(f"_cpu_{phase}") for phase in PHASES]
+    has = cpu > 0
+    columns = {f"{phase}_pct": pl.when(has).then(100 * column / cpu) for phase, column in zip(PHASES, phases)}
+    columns["rest_pct"] = pl.when(has).then(100 * (cpu - pl.sum_horizontal(phases)) / cpu)
+    steps_rate = pl.col("_split_flops") / pl.col("_cpu_steps")
+    columns["steps_peak_pct"] = (pl.when(has & pl.col("_on_cpu") & (pl.col("_cpu_steps") > 0)).then(100 * steps_rate / peak)
+                                 if peak is not None else pl.lit(None, dtype=pl.Float64))
+    return columns
 
 
 def last_run_wall_time(workdir: str | Path = ".") -> tuple[float, Path, bool] | None:
