@@ -95,6 +95,13 @@ def table_outputs(name, caption_name="table"):
                           labels={"table": name})}
 
 
+def figure_output(figure, key, path):
+    """A figure's PNG in the report under its stage (its image's caption), or its PDF twin as it is."""
+    if key.endswith("_pdf"):
+        return path
+    return report(path, caption=caption(key), category=CATEGORIES[figure.stage])
+
+
 def tables_made():
     return tables_plan.tables_made(config)
 

@@ -50,12 +50,6 @@ rule finetune_robustness:
 # Every figure rule, generated from its record (lengthgen.plan.figures): its inputs, its images (a
 # PNG in the report under its stage with workflow/report/IMAGE.rst as caption, and a PDF twin) and
 # any params; lengthgen.results.figures.DRAWINGS draws it.
-def figure_output(figure, key, path):
-    if key.endswith("_pdf"):
-        return path
-    return report(path, caption=caption(key), category=CATEGORIES[figure.stage])
-
-
 for _figure in FIGURE_LIST:
 
     rule:
