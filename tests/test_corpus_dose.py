@@ -69,3 +69,21 @@ def test_the_table_says_the_gap_rises_with_the_dose_and_the_non_copy_arm_sits_wi
     natural = tests.filter(pl.col("comparison") == "natural vs forward-only").row(0, named=True)
     assert natural["verdict"] == "not distinguishable from noise"
     assert all(adjusted >= p for adjusted, p in zip(tests["p_holm"], tests["p"]))
+
+
+def test_an_off_axis_arm_of_one_model_is_judged_as_those_two_models_not_as_pretraining(tmp_path):
+    """One pretrained model an arm: the fine-tuning seeds are not pretraining runs, so a clear gap
+    between the two models is labelled as resting on one pretraining run an arm."""
+    one_each = {arm: models[:1] for arm, models in ROLES.items()}
+
+    def accuracy(model, corpus, task, seed):
+        return 0.8 if task == "UF" else 0.2 + 0.5 * DOSE[corpus] + (seed - 1) * 0.02
+
+    path = tmp_path / "evals.parquet"
+    evals_frame(accuracy).write_parquet(path)
+    tests = corpus_dose(None, [path], None, {arm: one_each[arm] for arm in one_each})[1]
+    control = tests.filter(pl.col("comparison") == "reversed-passages vs backward-only").row(0, named=True)
+    assert control["verdict"] == "backward-only above (one pretraining run an arm)"
+    assert control["test"].startswith("z, one pretraining seed")
+    slope = tests.filter(pl.col("comparison") == "slope on the reversed share").row(0, named=True)
+    assert slope["test"] == "least squares over 5 models, doses permuted" and "(" not in slope["verdict"]

@@ -17,7 +17,8 @@ table's slopes. Two arms sit off the dose axis and are compared, model by model,
 natural (no insertion: does inserting forward copies alone move anything) against forward-only, and
 reversed-passages (the same amount of reversed text, copying nothing nearby) against backward-only:
 a head start that is about reversed copies, not reversed text, leaves reversed-passages where
-forward-only is.
+forward-only is. With one pretrained model an arm, that test can only compare the two models (their
+errors are over fine-tuning seeds or examples, not pretraining runs): its verdict says so.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ PERMUTATIONS = 9_999
 
 MODEL_SCHEMA = {"corpus": pl.String, "model": pl.String, "dose": pl.Float64, "measure": pl.String,
                 "value": pl.Float64, "error": pl.Float64, "runs": pl.Int64, "per_run": pl.String}
-SLOPE_SCHEMA = {"measure": pl.String, "comparison": pl.String, "models": pl.Int64, "estimate": pl.Float64,
-                "low": pl.Float64, "high": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64, "verdict": pl.String,
-                "values": pl.String}
+SLOPE_SCHEMA = {"measure": pl.String, "comparison": pl.String, "test": pl.String, "models": pl.Int64,
+                "estimate": pl.Float64, "low": pl.Float64, "high": pl.Float64, "p": pl.Float64,
+                "p_holm": pl.Float64, "verdict": pl.String, "values": pl.String}
 
 
 def finetune_gaps(evals: pl.DataFrame, model: str) -> dict[str, list[float]]:
@@ -96,7 +97,8 @@ def slope_row(measure: str, doses: np.ndarray, values: np.ndarray) -> dict:
     half = t_quantile(0.975, len(doses) - 2) * fit.stderr if len(doses) > 2 else math.inf
     test = distributions().permutation_test((doses, values), _slope, permutation_type="pairings", vectorized=False,
                                         n_resamples=PERMUTATIONS, alternative="two-sided", random_state=0)
-    return {"measure": measure, "comparison": "slope on the reversed share", "models": len(doses),
+    return {"measure": measure, "comparison": "slope on the reversed share",
+            "test": f"least squares over {len(doses)} models, doses permuted", "models": len(doses),
             "estimate": float(fit.slope), "low": float(fit.slope - half), "high": float(fit.slope + half),
             "p": float(test.pvalue), "values": ", ".join(f"{d:g}: {v:+.2f}" for d, v in zip(doses, values))}
 
@@ -125,22 +127,26 @@ def off_axis_rows(models: pl.DataFrame) -> list[dict]:
             runs = [[(v, 0.0 if math.isnan(e) else e) for v, e in side.select("value", "error").iter_rows()]
                     for side in sides]
             result = runs_comparison(*runs, f"{first} above", f"{second} above", (-1.0, 1.0))
-            rows.append({"measure": measure, "comparison": f"{first} vs {second}",
-                         "models": sides[0].height + sides[1].height, "estimate": result.difference,
-                         "low": result.difference_low, "high": result.difference_high, "p": result.p,
+            rows.append({"measure": measure, "comparison": f"{first} vs {second}", "test": result.test,
+                         "models": sides[0].height + sides[1].height, "fewest": min(side.height for side in sides),
+                         "estimate": result.difference, "low": result.difference_low,
+                         "high": result.difference_high, "p": result.p,
                          "values": "; ".join(f"{arm}: " + ", ".join(f"{v:+.2f}" for v in side["value"])
                                              for arm, side in zip((first, second), sides))})
     return rows
 
 
 def verdict_of(row: dict) -> str:
-    """The row's reading after Holm: a slope rises or falls, an off-axis arm is above the other."""
+    """The row's reading after Holm: a slope rises or falls, an off-axis arm is above the other; an
+    off-axis comparison of one model an arm is about those two models, and says so."""
     if row["p_holm"] >= 0.05:
-        return "not distinguishable from noise"
-    if row["comparison"].startswith("slope"):
-        return "rises with the dose" if row["estimate"] > 0 else "falls with the dose"
-    first, second = row["comparison"].split(" vs ")
-    return f"{first if row['estimate'] > 0 else second} above"
+        reading = "not distinguishable from noise"
+    elif row["comparison"].startswith("slope"):
+        reading = "rises with the dose" if row["estimate"] > 0 else "falls with the dose"
+    else:
+        first, second = row["comparison"].split(" vs ")
+        reading = f"{first if row['estimate'] > 0 else second} above"
+    return f"{reading} (one pretraining run an arm)" if row.get("fewest") == 1 else reading
 
 
 def corpus_dose(heads_paths, finetune_paths, manipulation_paths, roles: dict[str, list[str]]
