@@ -111,4 +111,4 @@ def test_a_missing_or_unknown_subcommand_is_a_usage_error():
         run = lengthgen(*args)
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr.startswith("usage: lengthgen ")
-        assert "{provenance,runtimes,verify,findings,robustness,interaction,config-reference}" in run.stderr
+        assert "{provenance,runtimes,eta,verify,findings,robustness,interaction,config-reference}" in run.stderr

@@ -1,4 +1,4 @@
-"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `verify`, `findings`, `robustness`,
+"""Command line: `python -m lengthgen provenance FILE`, `runtimes`, `eta`, `verify`, `findings`, `robustness`,
 `interaction`, `config-reference`."""
 
 from __future__ import annotations
@@ -19,6 +19,12 @@ def main(argv=None) -> int:
     times.add_argument("folder", nargs="?", default="results/benchmarks")
     times.add_argument("--workdir", default=".", help="the workflow directory, whose .snakemake/log gives the wall time")
     times.add_argument("--jobs", action="store_true", help="also list every training job's work (FLOPs, padding)")
+    eta = commands.add_parser("eta", help="how far the latest run is and roughly how long it has left (from its "
+                                          "Snakemake log, this project's benchmarks and a shipped estimate)")
+    eta.add_argument("--workdir", default=".", help="the workflow directory")
+    eta.add_argument("--estimate", help="CPU-seconds per job by rule (default: the repository's "
+                                        "resources/runtimes/default.parquet)")
+    eta.add_argument("--ship", metavar="OUT", help="write this project's benchmarks as such an estimate instead")
     check = commands.add_parser("verify", help="check that every result, model, cache shard and checkpoint of a "
                                                "project can be trusted; print the Snakemake command that rebuilds "
                                                "what cannot")
@@ -60,6 +66,21 @@ def main(argv=None) -> int:
 
         try:
             write_interaction(args.pairs, args.out, args.baseline)
+        except (OSError, ValueError) as error:
+            print(f"lengthgen: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.command == "eta":
+        from .results import progress
+
+        try:
+            if args.ship:
+                from .records.provenance import collect
+
+                frame = progress.write_estimate(args.workdir, args.ship, collect({"estimate_from": args.workdir}))
+                print(f"{args.ship}: {frame.height} rules, {frame['jobs'].sum()} jobs")
+            else:
+                print(progress.run_progress(args.workdir, args.estimate or progress.SHIPPED_ESTIMATE))
         except (OSError, ValueError) as error:
             print(f"lengthgen: {error}", file=sys.stderr)
             return 2
