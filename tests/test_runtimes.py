@@ -279,9 +279,14 @@ def test_the_cpu_of_each_phase_survives_a_resume(tmp_path):
     assert {p: v for p, v in resumed.cpu_seconds.items() if p != "checkpoints"} == {
         p: v for p, v in before.items() if p != "checkpoints"}
     assert 0 < resumed.cpu_seconds["checkpoints"] < before["checkpoints"]
+    at_resume = dict(resumed.cpu_seconds)
     while resumed.step():
         pass
-    assert all(resumed.cpu_seconds[p] >= before[p] for p in before) and resumed.cpu_seconds["steps"] > before["steps"]
+    # checkpoints: the one save the resume lost and the save at step 6 are of unequal cost, so only
+    # that counting went on is asserted for it
+    assert all(resumed.cpu_seconds[p] >= before[p] for p in before if p != "checkpoints")
+    assert resumed.cpu_seconds["steps"] > before["steps"]
+    assert resumed.cpu_seconds["checkpoints"] > at_resume["checkpoints"]
 
 
 # -- pretraining, which times itself -------------------------------------------------------
