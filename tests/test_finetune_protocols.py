@@ -174,6 +174,7 @@ def test_the_robustness_table_matches_a_comparison_across_protocols_by_its_place
         finding_row("tiny/paper-lengths", "NLFirst", "NLLast", "51-100", "not learnt"),
         finding_row("tiny", "UF", "UB", "13-25", "shown", finding=1),
         finding_row("other/paper-lengths", "UF", "UB", "32-52", "shown"),
+        finding_row("tiny", "NLLast drop", "NLFirst drop", "21-40", "shown"),  # a drop comparison: not a place's
     ])
     accuracies = pl.DataFrame({"system": ["tiny/paper-lengths", "tiny/paper-lengths"], "task": ["NRFirst", "NLFirst"],
                                "bin": ["51-100", "51-100"], "accuracy_std": [0.05, 0.125]})

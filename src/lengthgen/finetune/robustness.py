@@ -17,7 +17,7 @@ from ..records.files import read_frame
 from ..records.provenance import Provenance
 from ..records.tables import write_table
 from ..stats import interval_text
-from ..tasks import get_task
+from ..tasks import TASKS, get_task
 from ..tasks.lengths import bins_beyond
 from .tables import system_label
 
@@ -49,8 +49,8 @@ def robustness_rows(findings: pl.DataFrame, accuracies: pl.DataFrame, protocols:
     spread = {(r["system"], r["task"], r["bin"]): r["accuracy_std"] for r in accuracies.iter_rows(named=True)}
     rows = []
     for r in findings.filter(pl.col("finding") == 3).iter_rows(named=True):
-        if r["system"] not in system_of:
-            continue
+        if r["system"] not in system_of or r["first"] not in TASKS:
+            continue  # another model's, or a drop comparison (its sides "<task> drop"): not accuracy at a place
         model, protocol = system_of[r["system"]]
         family = get_task(r["first"]).family
         lengths = protocols[protocol]
