@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .runtimes import _STAMP, benchmarked_jobs
+from .runtimes import benchmarked_jobs, log_stamps, snakemake_logs
 
 SHIPPED_ESTIMATE = Path(__file__).resolve().parents[3] / "resources" / "runtimes" / "default.parquet"
 START_UP_CPU_SECONDS = 5.0  # one job's Python, imports and table writing (torch's import alone is ~3.5)
@@ -46,7 +46,7 @@ class RunLog:
 def read_run_log(text: str) -> RunLog:
     """Parse a Snakemake log; ValueError where it holds no job plan (a dry run, nothing to do)."""
     stats = _JOB_STATS.search(text)
-    stamps = [_dt.datetime.strptime(" ".join(m.split()), "%a %b %d %H:%M:%S %Y") for m in _STAMP.findall(text)]
+    stamps = log_stamps(text)
     if stats is None or not stamps:
         raise ValueError("the log holds no job plan (a dry run, or nothing to be done)")
     planned = {rule: int(count) for rule, count in (line.split() for line in stats.group(1).splitlines() if line.strip())}
@@ -56,20 +56,27 @@ def read_run_log(text: str) -> RunLog:
 
 
 def latest_log(workdir: str | Path = ".") -> Path:
-    logs = sorted((Path(workdir) / ".snakemake" / "log").glob("*.snakemake.log"))
+    logs = snakemake_logs(workdir)
     if not logs:
         raise ValueError(f"no Snakemake log under {Path(workdir) / '.snakemake' / 'log'}: no run has started here")
     return logs[-1]
 
 
-def cpu_per_job(workdir: str | Path = ".") -> dict[str, float]:
-    """rule -> mean CPU-seconds of its benchmarked jobs in this project ({} without any)."""
+def rule_costs(workdir: str | Path = ".") -> pl.DataFrame:
+    """Per rule of this project's benchmarked jobs: how many, and their mean CPU-seconds
+    (`ESTIMATE_SCHEMA`; empty without any)."""
     try:
         jobs = benchmarked_jobs(Path(workdir) / "results" / "benchmarks")
     except (OSError, ValueError):
-        return {}
-    means = jobs.group_by("rule").agg(pl.col("cpu_seconds").mean())
-    return dict(zip(means["rule"], means["cpu_seconds"]))
+        return pl.DataFrame(schema=ESTIMATE_SCHEMA)
+    return (jobs.group_by("rule").agg(pl.len().alias("jobs"), pl.col("cpu_seconds").mean().alias("cpu_seconds_per_job"))
+            .cast(ESTIMATE_SCHEMA).sort("rule"))
+
+
+def cpu_per_job(workdir: str | Path = ".") -> dict[str, float]:
+    """rule -> mean CPU-seconds of its benchmarked jobs in this project ({} without any)."""
+    costs = rule_costs(workdir)
+    return dict(zip(costs["rule"], costs["cpu_seconds_per_job"]))
 
 
 def shipped_estimate(path: str | Path | None = SHIPPED_ESTIMATE) -> dict[str, float]:
@@ -147,12 +154,9 @@ def write_estimate(workdir: str | Path, out: str | Path, provenance: dict) -> pl
     """The shipped estimate from a finished run: per rule, its jobs and mean CPU-seconds per job."""
     from ..records.tables import write_parquet
 
-    measured = cpu_per_job(workdir)
-    if not measured:
+    frame = rule_costs(workdir)
+    if not frame.height:
         raise ValueError(f"no benchmarks under {Path(workdir) / 'results' / 'benchmarks'} to estimate from")
-    jobs = benchmarked_jobs(Path(workdir) / "results" / "benchmarks").group_by("rule").len("jobs")
-    frame = (pl.DataFrame({"rule": list(measured), "cpu_seconds_per_job": list(measured.values())})
-             .join(jobs, on="rule").select(list(ESTIMATE_SCHEMA)).cast(ESTIMATE_SCHEMA).sort("rule"))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     write_parquet(frame, out, provenance)
     return frame

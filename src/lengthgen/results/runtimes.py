@@ -236,14 +236,23 @@ def _split(peak: float | None) -> dict:
     return columns
 
 
+def snakemake_logs(workdir: str | Path = ".") -> list[Path]:
+    """The logs of every Snakemake invocation in `workdir`, oldest first (their names are their start times)."""
+    return sorted((Path(workdir) / ".snakemake" / "log").glob("*.snakemake.log"))
+
+
+def log_stamps(text: str) -> list[_dt.datetime]:
+    """The time stamps of a Snakemake log's job events, in order."""
+    return [_dt.datetime.strptime(" ".join(m.split()), "%a %b %d %H:%M:%S %Y") for m in _STAMP.findall(text)]
+
+
 def last_run_wall_time(workdir: str | Path = ".") -> tuple[float, Path, bool] | None:
     """(seconds, log, finished) of the latest Snakemake invocation in `workdir`: from its first to its
     last job event in `.snakemake/log`, and whether it ended with every step done; None without a log
     holding any job. A run resumed over several invocations counts the last one only."""
-    logs = sorted((Path(workdir) / ".snakemake" / "log").glob("*.snakemake.log"))
-    for log in reversed(logs):
+    for log in reversed(snakemake_logs(workdir)):
         text = log.read_text(errors="replace")
-        stamps = [_dt.datetime.strptime(" ".join(m.split()), "%a %b %d %H:%M:%S %Y") for m in _STAMP.findall(text)]
+        stamps = log_stamps(text)
         if stamps:
             return (stamps[-1] - stamps[0]).total_seconds(), log, "steps (100%) done" in text
     return None
