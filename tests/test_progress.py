@@ -72,8 +72,8 @@ def test_a_runs_packing_is_what_its_finished_jobs_cost_over_the_core_seconds_it_
     state = p.progress(log, {"finetune_train": 600.0, "data": 6.0}, {}, now)
     assert state.packing == pytest.approx((600 + 6) / 1200)
     finished = p.progress(p.RunLog({"data": 1, "all": 1}, {5: "data", 6: "all"}, 2, log.started, log.last), {}, {},
-                          now)
-    assert p.progress_line(finished) == "2 of 2 jobs done (100%) in 10 min: finished"
+                          now + dt.timedelta(hours=1))
+    assert p.progress_line(finished) == "2 of 2 jobs done (100%) in 10 min: finished"  # its own span, not until now
 
 
 def test_eta_reads_the_latest_log_and_the_projects_benchmarks_and_ships_an_estimate(tmp_path, capsys):

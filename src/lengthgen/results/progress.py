@@ -120,7 +120,8 @@ def progress(log: RunLog, measured: dict[str, float], shipped: dict[str, float],
             seconds, source = cost(rule)
             cpu_left += count * seconds
             sources[source] += count
-    elapsed = max(0.0, (now - log.started).total_seconds())
+    finished = sum(log.planned.values()) <= len(log.finished)
+    elapsed = max(0.0, ((log.last if finished else now) - log.started).total_seconds())  # a finished run: its own span
     packing = FULL_PACKING
     if elapsed >= 60 * EARLY_MINUTES:
         used = sum(cost(rule)[0] for rule in log.finished.values() if rule != "all")
