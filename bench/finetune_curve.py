@@ -31,7 +31,7 @@ from lengthgen.models.loading import load_tokenizer
 from lengthgen.runtime import configure
 from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import LengthBin, get_task
-from lengthgen.tasks.generate import symbols_used
+from lengthgen.tasks.generators import symbols_used
 
 
 def main() -> None:
@@ -65,7 +65,7 @@ def main() -> None:
     data = section["data"]
     train_bin = LengthBin.parse(section["train_lengths"])
     test_bin = LengthBin.parse(config["finetune"]["test_bins"][task.family][-1])
-    layout = tokenizer_layout(load_tokenizer(entry), symbols_used(data), style=section["format"])
+    layout = tokenizer_layout(load_tokenizer(entry), symbols_used(task.generator, data), style=section["format"])
     beyond = encoded_examples(task, data, test_bin, args.examples, args.seed, "test", layout)
     run, _ = finetune_run(entry, task, args.seed, FinetuneTaskSettings.from_config(section), None,
                           more_metrics=lambda m: {"out_of_distribution": teacher_forced_accuracy(m, *beyond, 256)})

@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lengthgen.tasks import TASKS, LengthBin, definitions
-from lengthgen.tasks.generate import make_dataset, symbols_used
+from lengthgen.tasks.generate import make_dataset
+from lengthgen.tasks.generators import symbols_used
 from lengthgen.tasks.theory import theory_table
 from lengthgen.tasks.theory_check import ExampleSet, TheoryCheckFailed, score, tenfold_settings, theory_check
 from lengthgen.theory import (
@@ -112,8 +113,9 @@ STYLES = [  # (tasks, encoding, generator settings): every style, in every encod
 
 def example_set(task, encoding, settings, lengths, count=40, seed=0):
     rows = make_dataset(TASKS[task], encoding, settings, LengthBin.parse(lengths), count, seed).to_pydict()
-    return ExampleSet(TASKS[task], encoding, lengths, seed, "test", symbols_used(settings), rows["example"],
-                      rows["context"], rows["query"], rows["target"])
+    alphabet = symbols_used(TASKS[task].generator, settings)
+    return ExampleSet(TASKS[task], encoding, lengths, seed, "test", alphabet, rows["example"], rows["context"],
+                      rows["query"], rows["target"])
 
 
 @pytest.mark.parametrize("task, encoding, settings", STYLES)

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from ..models.positions import ABSOLUTE_POSITION_TYPES
 from ..tasks import FAMILIES, LengthBin, get_task
-from ..tasks.generate import length_unit
-from ..tasks.pools import POOLS
+from ..tasks.generators import get_generator, length_unit
 from .sections import (
     corpus_model_keys,
     finetune_bins,
@@ -61,9 +60,9 @@ def icl_needs(config: dict, chat: bool):
             task = get_task(name)
             if task.family != family:
                 continue
-            symbols = lengths[index] * length_unit(config["data"]["chars"][task.generator])
+            symbols = lengths[index] * length_unit(task.generator, config["data"]["chars"][task.generator])
             query, answer = (1, 1) if family == "retrieval" else (0, symbols)
-            pool = POOLS[task.generator][0]
+            pool = get_generator(task.generator).pool[0]
             demonstrations = 0 if chat else (section["shots"] - 1) * (pool + query + (1 if query else pool))
             budget = max(answer, section["chat"]["max_new_tokens"][family] if chat else 0)
             longest = max(longest, demonstrations + symbols + query + budget)
@@ -83,7 +82,7 @@ def finetune_needs(config: dict):
             for name in config["tasks"]:
                 task = get_task(name)
                 if task.family == family:
-                    symbols = highs[index] * length_unit(config["data"]["finetune"][task.generator])
+                    symbols = highs[index] * length_unit(task.generator, config["data"]["finetune"][task.generator])
                     longest = max(longest, symbols + (2 if family == "retrieval" else symbols) + 1)
             yield f"{key}.{family}[{index}]", bins[family][index], longest, "the longest test example"
 

@@ -12,6 +12,7 @@ import jsonschema
 import yaml
 
 from ..tasks import TASK_NAMES
+from ..tasks.generators import ENCODINGS, GENERATORS
 
 
 def _with_defaults(validator_class):
@@ -47,7 +48,26 @@ def load_schema() -> dict:
     """The config schema, shipped inside the package (found the same way installed or editable),
     with the task records' names where it says `TASK_NAMES` (a task is one record,
     lengthgen.tasks.definitions: the schema never lists them itself)."""
-    return _with_task_names(yaml.safe_load(_schema_text()))
+    return _with_generators(_with_task_names(yaml.safe_load(_schema_text())))
+
+
+def _with_generators(schema: dict) -> dict:
+    """Each generator record's settings under every encoding of `data:`, with its defaults there, and
+    its styles as the `style` enum (the schema never lists generators itself)."""
+    definitions = schema["$defs"]
+    encodings = schema["properties"]["data"]["properties"]
+    sections = {"tokens": definitions["encoding_tokens"]} | {e: encodings[e] for e in ENCODINGS if e != "tokens"}
+    for generator in GENERATORS.values():
+        name = generator.settings_schema
+        if not isinstance(name, str):
+            name = f"generator_{generator.name}"
+            definitions[name] = copy.deepcopy(dict(generator.settings_schema))
+        style = definitions[name]["properties"].setdefault("style", {"default": "controlled"})
+        style["enum"] = list(generator.styles)
+        for encoding, section in sections.items():
+            section["properties"][generator.name] = {"$ref": f"#/$defs/{name}",
+                                                     "default": copy.deepcopy(dict(generator.defaults[encoding]))}
+    return schema
 
 
 def _with_task_names(node):

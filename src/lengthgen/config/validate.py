@@ -13,7 +13,7 @@ import jsonschema
 from ..settings import ConfigError
 from ..tasks import FAMILIES, TASK_NAMES, LengthBin, get_task
 from ..tasks.generate import check_settings
-from ..tasks.pools import POOLS
+from ..tasks.generators import get_generator
 from .models_check import add_shipped_models, check_models, model_entry
 from .schema import DefaultingValidator, coerce_strings, config_key, first_error, load_schema, subschema
 from .sections import (
@@ -213,11 +213,11 @@ def check_protocols(config: dict, schema: dict) -> None:
 
 def check_shots(config: dict) -> None:
     """`icl.shots` demonstrations must fit each of the run's tasks' pools besides the test example
-    (the pools' sizes: `lengthgen.tasks.pools.POOLS`; the corpora's in-context runs read it too);
+    (the pools' sizes: each generator record's `pool`; the corpora's in-context runs read it too);
     never silently fewer."""
     for task in config["tasks"]:
         generator = get_task(task).generator
-        size = POOLS[generator][1]
+        size = get_generator(generator).pool[1]
         if config["icl"]["shots"] > size - 1:
             raise ConfigError(f"config key icl.shots: {config['icl']['shots']} demonstrations, but task {task}'s pool "
                               f"({generator}) holds {size} examples, {size - 1} besides the test example")

@@ -30,7 +30,7 @@ from ..models.registry import ModelEntry
 from ..models.storage import model_identity, save_hf_directory
 from ..settings import FinetuneTaskSettings
 from ..tasks import LengthBin, Task
-from ..tasks.generate import length_unit, symbols_used
+from ..tasks.generators import length_unit, symbols_used
 
 
 def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings, checkpoint_dir,
@@ -44,13 +44,14 @@ def finetune_run(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTas
     training = settings.training.keeping(settings.keep or "best")
     accelerator = make_accelerator(training.precision)
     tokenizer = load_tokenizer(entry)
-    layout = tokenizer_layout(tokenizer, symbols_used(settings.data), model_name=repr(entry.name),
+    layout = tokenizer_layout(tokenizer, symbols_used(task.generator, settings.data), model_name=repr(entry.name),
                               style=settings.format)
     model = load_model(replace(entry, dtype="float32", device=str(accelerator.device)), check=False)
     if settings.init == "random":
         model = randomly_initialised(model, seed)
     train_bin = LengthBin.parse(settings.train_lengths)
-    longest = layout.sequence_length(task, max(settings.max_length, train_bin.high) * length_unit(settings.data))
+    unit = length_unit(task.generator, settings.data)
+    longest = layout.sequence_length(task, max(settings.max_length, train_bin.high) * unit)
     limit = position_limit(model)
     if limit is not None and longest > limit:
         raise ValueError(f"model {entry.name!r} has {limit} positions; task {task.name} at length "
@@ -128,7 +129,7 @@ def evaluate_finetuned(model_dir, task: Task, data_paths: dict[str, str], *, dat
                        precision: str) -> pl.DataFrame:
     """Per-example exact match (teacher-forced and greedy) of a fine-tuned model on each length bin,
     spelled with the model's own tokenizer in the format it was trained in."""
-    alphabet = symbols_used(data)
+    alphabet = symbols_used(task.generator, data)
     layout = tokenizer_layout(load_trained_tokenizer(model_dir), alphabet, style=style)
     return evaluate_bins(load_trained(model_dir), task, data_paths, batch_size=batch_size, greedy=True,
                          precision=precision, layout=layout, alphabet_size=alphabet)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tasks import Task
+from ..tasks import TASKS, Task
 from ..tasks.generate import encode, target_of
 
 RETRIEVAL_VARIANTS = ("bare", "rule", "formal", "example", "simple_rule", "math_rule", "simple_rule_explained",
@@ -62,6 +62,16 @@ RULE_MATH = {
     "NLLast": "$t > 1$ and $x_{n+1} = x_{q_t-1}$", "NRLast": "$t > 1$ and $x_{n+1} = x_{q_t+1}$",
     "NLFirst": "$t > 1$ and $x_{n+1} = x_{q_1-1}$", "NRFirst": "$t > 1$ and $x_{n+1} = x_{q_1+1}$",
 }
+
+
+def authors_text(texts: dict[str, str], task: Task) -> str:
+    """The authors' text for a task; for a task they did not have (an extension's), the text of the
+    paper's task with the same family, direction, uniqueness and occurrence; else none."""
+    traits = lambda t: (t.family, t.direction, t.unique, t.occurrence)  # noqa: E731
+    same = [t.name for t in TASKS.values() if t.name in texts and traits(t) == traits(task)]
+    return texts.get(task.name) or (texts[same[0]] if same else "")
+
+
 RULE_HINT = {"forward": "in every example the output repeats the input unchanged.",
              "backward": "in every example the output is the input read backwards."}
 MATH_DEFINITION = ("Let $X = x_1 \\ldots x_n$ with $n \\ge 4$ and $x_i \\in \\Sigma$ (token vocabulary).{gap}"
@@ -233,7 +243,7 @@ def build_prompt(task: Task, variant: str, example: Example, demonstrations: lis
     shown = [line(d, separator, True) for d in demonstrations]
     test = line(example, separator, False)
     joiner = "\n\n" if task.family == "retrieval" else "\n"
-    fields = {"rule_simple": RULE_SIMPLE[task.name], "rule_math": RULE_MATH.get(task.name, ""),
+    fields = {"rule_simple": authors_text(RULE_SIMPLE, task), "rule_math": authors_text(RULE_MATH, task),
               "rule_hint": RULE_HINT[task.direction] if task.family == "copying" else "",
               "explanation": explanation(task, worked, separator, line) if worked else ""}
     if chat_layout:

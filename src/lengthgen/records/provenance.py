@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..extensions import loaded_extensions
 
 PACKAGES = ("torch", "transformers", "snakemake", "numpy", "polars", "pyarrow")
 
@@ -85,6 +86,8 @@ def collect(section, *, seed=None, device: str = "cpu", extra: dict | None = Non
         "scheduler": scheduler(),
         "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
+    if loaded_extensions():
+        record["extensions"] = loaded_extensions()
     if extra:
         record.update(extra)
     return record

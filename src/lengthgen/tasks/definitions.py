@@ -1,7 +1,8 @@
 """The ten synthetic tasks of docs/spec.md §1, as data: one record per task.
 
 Everything that depends on "which task is this" (generator, target rule, theory prediction,
-mirror partner) reads these records, so adding a task means adding one entry here. A task is
+mirror partner) reads these records, so adding a task means adding one entry here (or, from outside
+the package, one `register_task` call in an extension file: `extensions.py`). A task is
 expressible when its record holds its C-RASP[pos] program (`programs.py`), which the workflow's
 theory check runs on every example of the run; a task without one gives the paper's reason.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from ..theory import Program
 from . import programs
+from .generators import get_generator
 
 
 @dataclass(frozen=True)
@@ -23,14 +25,9 @@ class Task:
     unique: bool  # query occurs once / all symbols distinct
     occurrence: str | None  # "first" | "last" for non-unique retrieval, else None
     mirror: str  # the task with the same inputs and the opposite direction
+    generator: str  # its input generator's record (generators.py); tasks sharing it share their inputs
     reason: str  # one line: why the theory predicts what it does (for a task without a program, the paper's proof)
     program: Program | None = None  # its C-RASP[pos] program; None: the paper proves there is none
-
-    @property
-    def generator(self) -> str:
-        """Name of the input generator; tasks sharing it share their inputs."""
-        kind = "unique" if self.unique else "nonunique"
-        return f"{kind}_{'retrieval' if self.family == 'retrieval' else 'copy'}"
 
     @property
     def induction(self) -> bool:
@@ -55,22 +52,22 @@ _REPEATS = ("repeated symbols make matching ambiguous; copying needs index addre
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [
-        Task("UR", "retrieval", "right", True, None, "UL",
+        Task("UR", "retrieval", "right", True, None, "UL", "unique_retrieval",
              "q occurs once: attend to the token whose left neighbour is q, a counting test", programs.UR),
-        Task("UL", "retrieval", "left", True, None, "UR",
+        Task("UL", "retrieval", "left", True, None, "UR", "unique_retrieval",
              "q occurs once: attend to the token whose right neighbour is q, a counting test", programs.UL),
-        Task("NRFirst", "retrieval", "right", False, "first", "NLFirst",
+        Task("NRFirst", "retrieval", "right", False, "first", "NLFirst", "nonunique_retrieval",
              f"{_PREFIX}; its right neighbour is then one attention step away", programs.NR_FIRST),
-        Task("NLFirst", "retrieval", "left", False, "first", "NRFirst",
+        Task("NLFirst", "retrieval", "left", False, "first", "NRFirst", "nonunique_retrieval",
              f"{_PREFIX}; its left neighbour is then one attention step away", programs.NL_FIRST),
-        Task("NRLast", "retrieval", "right", False, "last", "NLLast", _LAST),
-        Task("NLLast", "retrieval", "left", False, "last", "NRLast", _LAST),
-        Task("UF", "copying", "forward", True, None, "UB",
+        Task("NRLast", "retrieval", "right", False, "last", "NLLast", "nonunique_retrieval", _LAST),
+        Task("NLLast", "retrieval", "left", False, "last", "NRLast", "nonunique_retrieval", _LAST),
+        Task("UF", "copying", "forward", True, None, "UB", "unique_copy",
              "distinct symbols: the next token is found by matching the current one (induction)", programs.UF),
-        Task("UB", "copying", "backward", True, None, "UF",
+        Task("UB", "copying", "backward", True, None, "UF", "unique_copy",
              "distinct symbols: the next token is found by matching the current one (anti-induction)", programs.UB),
-        Task("NF", "copying", "forward", False, None, "NB", _REPEATS),
-        Task("NB", "copying", "backward", False, None, "NF", _REPEATS),
+        Task("NF", "copying", "forward", False, None, "NB", "nonunique_copy", _REPEATS),
+        Task("NB", "copying", "backward", False, None, "NF", "nonunique_copy", _REPEATS),
     ]
 }
 
@@ -96,6 +93,7 @@ def register_task(task: Task) -> None:
 
     if task.name in TASKS:
         raise ValueError(f"task {task.name!r} is already a record")
+    get_generator(task.generator)  # its inputs' record must come first
     TASKS[task.name] = task
     TASK_NAMES = package.TASK_NAMES = tuple(TASKS)
     MIRROR_PAIRS = package.MIRROR_PAIRS = _mirror_pairs()

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 from .definitions import Task
 from .generate import generate_inputs
+from .generators import get_generator
 from .lengths import LengthBin
-
-# (context length, size) per generator.
-POOLS = {"unique_retrieval": (5, 100), "nonunique_retrieval": (6, 1500), "unique_copy": (5, 1500),
-         "nonunique_copy": (5, 1500)}
 
 
 def demonstration_pool(task: Task, settings: dict, seed: int) -> list[tuple]:
     """The generator's pool of short examples: (context, query, occurrences), shared by every task
     of the generator."""
-    length, size = POOLS[task.generator]
+    length, size = get_generator(task.generator).pool  # (context length, size)
     return [(tuple(c), q, o) for c, q, o in generate_inputs(task, "chars", settings, LengthBin(length, length), size,
                                                              seed, stream="demonstration-pool")]

@@ -4,8 +4,8 @@ A program's output on an example is what it generates after the task's prompt (r
 `x_1 … x_n ⟨sep⟩ q`, copying `x_1 … x_n ⟨sep⟩`) until no NEXT_a holds; it is right when that is the
 target, exactly. The sets: every data file of the run, and per (encoding, task) strings ten times
 longer than its longest test bin, made for the check with the same generator settings, except
-- unique copy needs as many symbols as the copy is long: its alphabet grows to that length (spelled
-  as `tokens`: the character encodings have only 52 or 62 characters);
+- a generator of distinct symbols (unique copy) needs as many symbols as the copy is long: its
+  alphabet grows to that length (spelled as `tokens`: the character encodings have only 52 or 62 characters);
 - `letters_digits` (a symbol that occurs once among 36 letters and digits) almost never exists at
   that length: those strings are `controlled` over the same 62 characters.
 An expressible task below 1.0 anywhere stops the check with the first example its program fails on.
@@ -23,7 +23,8 @@ from ..records.provenance import Provenance
 from ..theory import NONE, generate, next_symbols
 from .datafile import read_examples
 from .definitions import TASKS, Task, get_task
-from .generate import CHAR_SYMBOLS, MAX_ALPHABET, encode, generate_inputs, style_of, symbols_used, target_of
+from .generate import encode, generate_inputs, target_of
+from .generators import CHAR_SYMBOLS, get_generator, style_of, symbols_used
 from .lengths import LengthBin
 
 TENFOLD = 10  # the check's longest strings: this many times the longest test bin
@@ -92,18 +93,19 @@ def data_set(path, data: Mapping) -> ExampleSet:
                                            "target"]).to_pydict()
     task, encoding = get_task(columns["task"][0]), columns["encoding"][0]
     settings = data[encoding][task.generator]
-    return ExampleSet(task, encoding, columns["bin"][0], columns["seed"][0], "test", symbols_used(settings),
+    return ExampleSet(task, encoding, columns["bin"][0], columns["seed"][0], "test", symbols_used(task.generator, settings),
                       columns["example"], columns["context"], columns["query"], columns["target"])
 
 
 def tenfold_settings(task: Task, encoding: str, settings: dict, length: int) -> tuple[str, dict]:
     """The generator settings (and the encoding to generate under) of the check's longest strings."""
     settings = dict(settings)
+    generator = get_generator(task.generator)
     if style_of(settings) == "letters_digits":
-        settings.update(style="controlled", alphabet_size=symbols_used(settings))
-    if task.generator == "unique_copy":
+        settings.update(style="controlled", alphabet_size=symbols_used(generator.name, settings))
+    if generator.distinct:
         settings["alphabet_size"] = max(settings["alphabet_size"], length)
-    limit = MAX_ALPHABET.get((encoding, task.generator))
+    limit = generator.max_alphabet.get(encoding)
     return ("tokens" if limit is not None and settings["alphabet_size"] > limit else encoding), settings
 
 
@@ -117,7 +119,7 @@ def tenfold_set(task: Task, encoding: str, longest: LengthBin, seed: int, data: 
         contexts.append(context)
         queries.append(query)
         targets.append(target_of(task, context, occurrences)[0])
-    return ExampleSet(task, encoding, str(length), seed, f"{TENFOLD}x", symbols_used(settings),
+    return ExampleSet(task, encoding, str(length), seed, f"{TENFOLD}x", symbols_used(task.generator, settings),
                       list(range(len(contexts))), contexts, queries, targets)
 
 
