@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", default="natural", help="the corpus variant (pretrain/variants.py)")
     parser.add_argument("--steps", type=int, default=None, help="override max_steps (a quick check)")
     parser.add_argument("--corpus-chars", type=int, default=None, help="override corpus_chars (a quick check)")
+    parser.add_argument("--batch-size", type=int, default=None, help="override the batch size (a quick check on a CPU)")
     args = parser.parse_args(argv)
     with open(args.preset) as handle:
         config = validate_config(yaml.safe_load(handle), check_availability=False)
@@ -39,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
                                args.corpus).as_config()
     if args.steps is not None:
         section["training"] = {**section["training"], "max_steps": args.steps}
+    if args.batch_size is not None:
+        section["training"] = {**section["training"], "batch_size": args.batch_size}
     if args.corpus_chars is not None:
         section["corpus_chars"] = args.corpus_chars
     model_dir = args.out / "model"

@@ -86,7 +86,7 @@ sys.path[:0] = [sys.argv[1] + "/bench"]
 import torch, gpu_pretrain, gpu_scratch
 runs = [gpu_scratch.make_run("rope", seed, "tiny", "fp32", 2, torch.device("cpu")) for seed in (0, 1)]
 assert gpu_scratch.ms_per_step(runs, 2, torch.device("cpu"), stack=True) > 0
-gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--corpus-chars", "100000"])
+gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--corpus-chars", "100000", "--batch-size", "2"])
 """
 
 
@@ -94,7 +94,8 @@ gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--
 def test_the_gpu_session_runs_without_polars_snakemake_or_biopython(tmp_path):
     """bench/gpu_session.sh runs on any CUDA machine with torch, transformers and jsonschema: the
     from-scratch benchmark's stacked step and the embedded model's pretraining, probe included, must
-    not reach for the workflow's other packages. GPU time is scarce; it must not be spent on an
+    not reach for the workflow's other packages (two steps of batch 2: the preset's batch of 64 in
+    bf16 takes 7 minutes on a CPU). GPU time is scarce; it must not be spent on an
     ImportError."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     run = subprocess.run([sys.executable, "-c", GPU_MACHINE_CHECK, str(REPO), str(tmp_path)], cwd=REPO, env=env,
