@@ -40,15 +40,18 @@ def config_key(path, nested: bool = False) -> str:
 
 
 @lru_cache(maxsize=1)
-def _schema_text() -> str:
-    return resources.files(__package__).joinpath("config.schema.yaml").read_text()
+def _parsed_schema() -> dict:
+    """The schema file as parsed once a process: every Snakemake job's process plans its rule from
+    the config, and parsing the YAML for each model entry cost seconds of CPU a job."""
+    text = resources.files(__package__).joinpath("config.schema.yaml").read_text()
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def load_schema() -> dict:
     """The config schema, shipped inside the package (found the same way installed or editable),
     with the task records' names where it says `TASK_NAMES` (a task is one record,
     lengthgen.tasks.definitions: the schema never lists them itself)."""
-    return _with_generators(_with_task_names(yaml.safe_load(_schema_text())))
+    return _with_generators(_with_task_names(_parsed_schema()))  # fresh containers each call
 
 
 def _with_generators(schema: dict) -> dict:
