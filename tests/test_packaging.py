@@ -86,7 +86,8 @@ sys.path[:0] = [sys.argv[1] + "/bench"]
 import torch, gpu_pretrain, gpu_scratch
 runs = [gpu_scratch.make_run("rope", seed, "tiny", "fp32", 2, torch.device("cpu")) for seed in (0, 1)]
 assert gpu_scratch.ms_per_step(runs, 2, torch.device("cpu"), stack=True) > 0
-gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--corpus-chars", "100000", "--batch-size", "2"])
+gpu_pretrain.main(["configs/pretrain_gpu.yaml", sys.argv[2], "--steps", "2", "--corpus-chars", "100000",
+                   "--batch-size", "2"])
 """
 
 

@@ -47,6 +47,15 @@ def test_wilson_error_is_half_the_interval_in_z_units_and_positive_at_the_bounds
     assert wilson_error(10, 10) == pytest.approx(wilson_error(0, 10))
 
 
+def test_the_symmetric_binomial_p_is_scipys_binomtest_for_every_count():
+    from scipy.stats import binomtest
+
+    for n in (1, 2, 7, 10, 51, 300, 1001):
+        for k in range(n + 1):
+            assert binomial_two_sided(k, n) == pytest.approx(binomtest(k, n, 0.5).pvalue, rel=1e-9, abs=1e-300), (k, n)
+    assert binomial_two_sided(3, 10, 0.3) == pytest.approx(binomtest(3, 10, 0.3).pvalue)
+
+
 def test_exact_binomial_and_mcnemar_count_only_the_discordant_pairs():
     assert binomial_two_sided(0, 10) == pytest.approx(2 * 0.5 ** 10)
     assert binomial_two_sided(5, 10) == pytest.approx(1.0)

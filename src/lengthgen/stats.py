@@ -162,8 +162,16 @@ def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, re
 
 
 def binomial_two_sided(k: int, n: int, p: float = 0.5) -> float:
-    """Exact two-sided binomial test (scipy's: the outcomes at most as likely as k of n)."""
-    return 1.0 if n == 0 else float(distributions().binomtest(k, n, p).pvalue)
+    """Exact two-sided binomial test (scipy's: the outcomes at most as likely as k of n). At p = 1/2
+    (McNemar's) the distribution is symmetric, so those outcomes are both tails beyond k: twice the
+    smaller tail, from the binomial's cdf (a hundred times faster than `binomtest`, and the same p)."""
+    if n == 0:
+        return 1.0
+    if p == 0.5:
+        from scipy.special import bdtr
+
+        return min(1.0, 2.0 * float(bdtr(min(k, n - k), n, 0.5)))
+    return float(distributions().binomtest(k, n, p).pvalue)
 
 
 def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
@@ -171,8 +179,8 @@ def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
     side win more often than a fair coin would give? Returns the discordant counts and p."""
     if len(first) != len(second):
         raise ValueError(f"paired outcomes of different lengths: {len(first)} and {len(second)}")
-    only_first = sum(bool(a) and not bool(b) for a, b in zip(first, second))
-    only_second = sum(bool(b) and not bool(a) for a, b in zip(first, second))
+    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+    only_first, only_second = int((first & ~second).sum()), int((second & ~first).sum())
     return {"pairs": len(first), "only_first": only_first, "only_second": only_second,
             "p": binomial_two_sided(only_first, only_first + only_second)}
 
@@ -259,7 +267,7 @@ def mean_interval(values: Sequence[float], binary: bool, clusters: Sequence | No
     """The 95% interval of a mean over examples: Wilson for outcomes of independent examples, else a
     bootstrap (over clusters where values belong together)."""
     if binary and (clusters is None or len(set(clusters)) == len(clusters)):
-        return wilson(int(sum(bool(v) for v in values)), len(values))
+        return wilson(int(np.count_nonzero(values)), len(values))
     return bootstrap_mean([float(v) for v in values], clusters)
 
 
@@ -311,14 +319,15 @@ def difference_interval(first: Sequence[bool], second: Sequence[bool], paired: b
     n1, n2 = len(first), len(second)
     if n1 == 0 or n2 == 0:
         return (math.nan, math.nan)
-    s1, s2 = sum(bool(v) for v in first), sum(bool(v) for v in second)
+    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+    s1, s2 = int(first.sum()), int(second.sum())
     p1, p2 = s1 / n1, s2 / n2
     (l1, u1), (l2, u2) = wilson(s1, n1), wilson(s2, n2)
     phi = 0.0
     if paired:
         if n1 != n2:
             raise ValueError(f"paired outcomes of different lengths: {n1} and {n2}")
-        both = sum(bool(a) and bool(b) for a, b in zip(first, second))
+        both = int((first & second).sum())
         only_first, only_second = s1 - both, s2 - both
         neither = n1 - both - only_first - only_second
         # The correlation of the two outcomes, with Newcombe's continuity correction (0 in between).
@@ -339,7 +348,8 @@ def binary_comparison(first: Sequence[bool], second: Sequence[bool], paired: boo
     if paired:
         return paired_comparison(first, second, True, above=above, below=below)
     n1, n2 = len(first), len(second)
-    s1, s2 = sum(bool(v) for v in first), sum(bool(v) for v in second)
+    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+    s1, s2 = int(first.sum()), int(second.sum())
     first_mean, second_mean = (s1 / n1 if n1 else math.nan), (s2 / n2 if n2 else math.nan)
     p = fisher_exact(s1, n1, s2, n2)
     low, high = difference_interval(first, second, paired)
