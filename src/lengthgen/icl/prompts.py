@@ -67,9 +67,10 @@ RULE_MATH = {
 def authors_text(texts: dict[str, str], task: Task) -> str:
     """The authors' text for a task; for a task they did not have (an extension's), the text of the
     paper's task with the same family, direction, uniqueness and occurrence; else none."""
+    if task.name in texts:
+        return texts[task.name]
     traits = lambda t: (t.family, t.direction, t.unique, t.occurrence)  # noqa: E731
-    same = [t.name for t in TASKS.values() if t.name in texts and traits(t) == traits(task)]
-    return texts.get(task.name) or (texts[same[0]] if same else "")
+    return next((texts[t.name] for t in TASKS.values() if t.name in texts and traits(t) == traits(task)), "")
 
 
 RULE_HINT = {"forward": "in every example the output repeats the input unchanged.",

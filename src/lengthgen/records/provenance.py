@@ -86,8 +86,8 @@ def collect(section, *, seed=None, device: str = "cpu", extra: dict | None = Non
         "scheduler": scheduler(),
         "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
-    if loaded_extensions():
-        record["extensions"] = loaded_extensions()
+    if extensions := loaded_extensions():
+        record["extensions"] = extensions
     if extra:
         record.update(extra)
     return record

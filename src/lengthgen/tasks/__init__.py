@@ -1,7 +1,7 @@
 """The tasks (docs/spec.md §1): their records, length bins, data generators, theory and data checks.
 
-Everything else takes `Task` (and `Generator`) records from here; a task name is looked up once, where it enters
-(a wildcard, a config list), never again further down.
+Everything else takes `Task` (and `Generator`) records from here; a task name is looked up once,
+where it enters (a wildcard, a config list), never again further down.
 """
 
 from ..extensions import load_extensions
