@@ -22,12 +22,13 @@ from dataclasses import replace
 import torch
 import yaml
 
-from lengthgen.config import finetune_task_section, model_entry, validate_config
+from lengthgen.config import model_entry, validate_config
 from lengthgen.engine.loop import train
 from lengthgen.engine.scoring import score, teacher_forced_accuracy
 from lengthgen.engine.sequences import encoded_examples, tokenizer_layout
 from lengthgen.finetune.train import finetune_run
 from lengthgen.models.loading import load_tokenizer
+from lengthgen.plan.finetune import train_params
 from lengthgen.runtime import configure
 from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import LengthBin, get_task
@@ -57,10 +58,10 @@ def main() -> None:
     task = get_task(args.task)
     name = args.model or config["finetune"]["models"][0]
     entry = replace(model_entry(name, config["models"][name]), device="cpu")
-    section = finetune_task_section(config, task.name)  # exactly the stage's job parameters
+    section = train_params(config, name, task.name).as_config()  # exactly the stage's job parameters
     overrides = {k: v for k, v in {"batch_size": args.batch_size, "lr": args.lr, "max_steps": args.steps}.items()
                  if v is not None}
-    section["training"] = {**section["training"].as_config(), **overrides, "eval_every": args.eval_every,
+    section["training"] = {**section["training"], **overrides, "eval_every": args.eval_every,
                            "eval_examples": args.examples, "checkpoint_every": 10**9, "early_stop": False}
     data = section["data"]
     train_bin = LengthBin.parse(section["train_lengths"])

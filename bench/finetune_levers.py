@@ -3,7 +3,7 @@
 The default's fine-tuning (config.yaml `finetune:`) trains the embedded model on each task as
 its own job, one run after another; on 2 cores it is the largest part of a run. Both levers are
 measured on runs built by the stage's own `finetune_run` from the config's job parameters
-(`finetune_task_section`), so model, batches and settings are the stage's; only max_steps is
+(`lengthgen.plan.finetune.train_params`), so model, batches and settings are the stage's; only max_steps is
 cut to --steps (the schedule decays to 0 there), and evaluation and checkpoints are left out
 of the timed steps (the same for every variant).
 
@@ -35,10 +35,11 @@ from dataclasses import replace
 import torch
 import yaml
 
-from lengthgen.config import finetune_task_section, model_entry, validate_config
+from lengthgen.config import model_entry, validate_config
 from lengthgen.engine.loop import train
 from lengthgen.engine.stacked import StackedRuns
 from lengthgen.finetune.train import finetune_run
+from lengthgen.plan.finetune import train_params
 from lengthgen.runtime import configure
 from lengthgen.settings import FinetuneTaskSettings
 from lengthgen.tasks import get_task
@@ -53,11 +54,11 @@ def stage_runs(config: dict, tasks: list[str], steps: int, *, accelerator: bool 
     entry = replace(model_entry(name, config["models"][name]), device="cpu")
     runs = []
     for task_name in tasks:
-        section = finetune_task_section(config, task_name)
+        section = train_params(config, name, task_name).as_config()
         overrides = {"max_steps": steps, "eval_every": 10**9, "checkpoint_every": 10**9}
         if length_buckets is not None:
             overrides["length_buckets"] = length_buckets
-        section["training"] = {**section["training"].as_config(), **overrides}
+        section["training"] = {**section["training"], **overrides}
         run, _ = finetune_run(entry, get_task(task_name), SEED, FinetuneTaskSettings.from_config(section), None)
         run.evaluate = lambda model: 0.0  # the run's one evaluation (at its end) is not what is timed
         if not accelerator:

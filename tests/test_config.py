@@ -153,20 +153,20 @@ def test_the_default_fine_tunes_to_a_stopping_rule_and_tests_at_two_and_four_tim
 def test_a_fine_tuning_job_reads_its_own_task_and_epochs_become_steps():
     """The section a fine-tuning job (and bench/finetune_curve.py) gets: its task's data settings and
     family lengths, and with epochs over a fixed training set the steps they take (rounded up)."""
-    from lengthgen.config import finetune_task_section
+    from lengthgen.plan.finetune import train_params
 
     config = with_change("finetune.train_examples", 1000)
     config["finetune"]["epochs"] = 3
     config["finetune"]["training"] = {**config["finetune"].get("training", {}), "batch_size": 64}
     validated = validate_config(config)
-    section = finetune_task_section(validated, "NLLast")
-    assert section["data"] == validated["data"]["finetune"]["nonunique_retrieval"]
-    assert section["train_lengths"] == str(validated["finetune"]["train_lengths"]["retrieval"])
-    assert section["training"].max_steps == 3 * 16  # 1000 / 64 = 15.6 batches per epoch
+    section = train_params(validated, "embedded", "NLLast")
+    assert section.data == validated["data"]["finetune"]["nonunique_retrieval"]
+    assert section.train_lengths == str(validated["finetune"]["train_lengths"]["retrieval"])
+    assert section.training.max_steps == 3 * 16  # 1000 / 64 = 15.6 batches per epoch
     assert validated["finetune"]["training"]["max_steps"] != 48  # the config itself is untouched
-    copying = finetune_task_section(validated, "UB")
-    assert copying["data"] == validated["data"]["finetune"]["unique_copy"]
-    assert copying["max_length"] == max(int(b.split("-")[-1]) for b in validated["finetune"]["test_bins"]["copying"])
+    copying = train_params(validated, "embedded", "UB")
+    assert copying.data == validated["data"]["finetune"]["unique_copy"]
+    assert copying.max_length == max(int(b.split("-")[-1]) for b in validated["finetune"]["test_bins"]["copying"])
 
 
 def reversed_keys(value):

@@ -140,13 +140,13 @@ def same_weights(a: dict, b: dict) -> bool:
 def test_finetune_saves_the_weights_of_the_best_evaluation_and_evaluates_them(tmp_path, monkeypatch):
     """Validation accuracy rises, then falls: the saved model holds the weights of step 20 (the best),
     not those of step 30 (the last)."""
-    from lengthgen.finetune.train import evaluate_finetuned, finetune_model
+    from lengthgen.finetune.train import evaluate_finetuned, finetune_model, finetune_run
 
     section = json.loads(json.dumps(finetune_section(tmp_path)))
     section["training"].update(max_steps=30, eval_every=10, checkpoint_every=10, early_stop=False)
     seen = validation_in_turn(monkeypatch, [0.2, 0.9, 0.5])
-    summary = finetune_model(entry_of(section), get_task("UB"), 0, typed(section),
-                             tmp_path / "ft", tmp_path / "ck", progress=False)
+    run, tokenizer = finetune_run(entry_of(section), get_task("UB"), 0, typed(section), tmp_path / "ck")
+    summary = finetune_model(run, tokenizer, tmp_path / "ft", progress=False)
     assert summary["steps"] == 30 and summary["history"]["steps"] == [10, 20, 30]
     assert summary["best_accuracy"] == 0.9 and summary["history"]["accuracies"] == [0.2, 0.9, 0.5]
     saved = AutoModelForCausalLM.from_pretrained(tmp_path / "ft").state_dict()
@@ -161,12 +161,11 @@ def test_finetune_saves_the_weights_of_the_best_evaluation_and_evaluates_them(tm
 
 
 def test_a_model_too_short_for_the_test_lengths_is_an_error(tmp_path):
-    from lengthgen.finetune.train import finetune_model
+    from lengthgen.finetune.train import finetune_run
 
     section = {**finetune_section(tmp_path), "max_length": 40}  # UF at 40 needs 83 tokens; the model has 64
     with pytest.raises(ValueError, match="'tiny' has 64 positions; task UF at length 40 needs 83 tokens"):
-        finetune_model(entry_of(section), get_task("UF"), 0, typed(section), tmp_path / "ft",
-                       None, progress=False)
+        finetune_run(entry_of(section), get_task("UF"), 0, typed(section), None)
 
 
 def test_more_metrics_sit_beside_validation_in_the_history(tmp_path, monkeypatch):
@@ -199,15 +198,15 @@ def test_the_first_bin_beyond_training_is_scored_at_every_evaluation(tmp_path):
     """`curve_lengths` (the planner's first test bin beyond training) makes the history a learning
     curve out of distribution too: a `beyond_accuracy` column beside validation, one per evaluation."""
     from lengthgen.engine.run import history_frame
-    from lengthgen.finetune.train import finetune_model
+    from lengthgen.finetune.train import finetune_model, finetune_run
 
     section = json.loads(json.dumps(finetune_section(tmp_path)))
     section["training"].update(max_steps=20, eval_every=10, checkpoint_every=10, early_stop=False)
-    plain = history_frame(finetune_model(entry_of(section), get_task("UB"), 0, typed(section), tmp_path / "a",
-                                         None, progress=False))
-    curve = history_frame(finetune_model(entry_of(section), get_task("UB"), 0,
-                                         typed({**section, "curve_lengths": "13-15"}), tmp_path / "b", None,
-                                         progress=False))
+    plain = history_frame(finetune_model(*finetune_run(entry_of(section), get_task("UB"), 0, typed(section), None),
+                                         tmp_path / "a", progress=False))
+    curve = history_frame(finetune_model(*finetune_run(entry_of(section), get_task("UB"), 0,
+                                                       typed({**section, "curve_lengths": "13-15"}), None),
+                                         tmp_path / "b", progress=False))
     assert plain.columns == ["step", "train_loss", "validation_accuracy"]
     assert curve.columns == ["step", "train_loss", "validation_accuracy", "beyond_accuracy"]
     assert curve.get_column("step").to_list() == [10, 20] and curve.get_column("beyond_accuracy").null_count() == 0
@@ -268,15 +267,16 @@ def test_held_out_validation_counts_epochs_and_warm_up_over_the_training_part():
     """The paper preset: 45,000 training examples, 30 epochs of ceil(45,000 / 64) = 704 batches, the
     15% warm-up of those 21,120 steps; the separate stream keeps 50,000 (782 batches)."""
     from lengthgen.config import validate_config
-    from lengthgen.config.sections import finetune_task_section
+    from lengthgen.plan.finetune import train_params
 
-    paper = validate_config(yaml.safe_load(open("configs/paper.yaml")), check_availability=False)
-    section = finetune_task_section(paper, "UR")
-    assert section["holdout"] == 5000 and section["training"].max_steps == 30 * 704 == 21120
-    assert section["training"].warmup == 3168  # ceil(0.15 * 21,120)
-    paper["finetune"]["validation"] = "stream"
-    section = finetune_task_section(paper, "UR")
-    assert "holdout" not in section and section["training"].max_steps == 30 * 782
+    declared = yaml.safe_load(open("configs/paper.yaml"))
+    paper = validate_config(declared, check_availability=False)
+    section = train_params(paper, "embedded", "UR")
+    assert section.holdout == 5000 and section.training.max_steps == 30 * 704 == 21120
+    assert section.training.warmup == 3168  # ceil(0.15 * 21,120)
+    declared["finetune"]["validation"] = "stream"
+    section = train_params(validate_config(declared, check_availability=False), "embedded", "UR")
+    assert section.holdout is None and section.training.max_steps == 30 * 782
 
 
 def test_held_out_validation_needs_a_fixed_training_set():

@@ -18,11 +18,17 @@ from lengthgen.records.tables import write_parquet
 REPO = Path(__file__).resolve().parents[1]
 
 
-def preset(*overlays, **changes) -> dict:
-    """The study's preset with its overlays (default: the training protocols too), as a run loads them."""
+def declared(*overlays) -> dict:
+    """The study's preset with its overlays (default: the training protocols too), as written."""
     config = yaml.safe_load((REPO / "configs/finetune_protocols.yaml").read_text())
     for name in overlays or ("configs/finetune_protocols_training.yaml",):
         config["finetune"]["protocols"].update(yaml.safe_load((REPO / name).read_text())["finetune"]["protocols"])
+    return config
+
+
+def preset(*overlays, **changes) -> dict:
+    """The study's preset with its overlays, as a run loads them (validated: each protocol resolved)."""
+    config = declared(*overlays)
     config["finetune"].update(changes)
     return validate_config(config, check_availability=False)
 
@@ -58,16 +64,39 @@ def test_the_studys_default_protocol_is_the_default_run_so_its_models_are_the_sa
 
 def test_without_protocols_the_section_is_the_default_protocol():
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()), check_availability=False)
-    assert config["finetune"]["protocols"] == {"default": {}}
+    # validation resolves the one protocol: the section as it stands, the run's seeds
+    section = {key: value for key, value in config["finetune"].items() if key not in ("protocols", "models")}
+    assert config["finetune"]["protocols"] == {"default": {**section, "seeds": config["seeds"]}}
     assert finetune.evals(config)[0] == "results/finetune/embedded/default/UR/seed0/eval.parquet"
     assert set(finetune.train_params(config, "embedded", "UF").as_config()) == {
         "model", "data", "format", "train_lengths", "max_length", "curve_lengths", "train_examples", "training"}
 
 
+def test_a_protocols_learning_rate_reaches_the_optimiser_as_the_job_passes_it_on(tmp_path):
+    """The fine-tuning lr from the config to the optimiser, the job's way: validation resolves the
+    protocol, the planner types the job's settings, Snakemake carries them as a dict (the params),
+    the job types them again and builds its run, whose optimiser starts from that lr."""
+    from lengthgen.config import model_entry
+    from lengthgen.finetune.train import finetune_run
+    from lengthgen.settings import FinetuneTaskSettings
+    from lengthgen.tasks import get_task
+    from tiny_models import save_tiny_model
+
+    save_tiny_model(tmp_path / "tiny")
+    config = validate_config({"models": {"tiny": {"path": str(tmp_path / "tiny")}}, "finetune": {
+        "models": ["tiny"], "training": {"lr": 2e-4},
+        "protocols": {"default": {}, "fast": {"training": {"lr": 3e-3}}}}}, check_availability=False)
+    for protocol, lr in (("default", 2e-4), ("fast", 3e-3)):
+        params = finetune.train_params(config, "tiny", "UF", protocol).as_config()
+        settings = FinetuneTaskSettings.from_config(params)
+        run, _ = finetune_run(model_entry("tiny", settings.model), get_task("UF"), 0, settings, None)
+        assert [group["initial_lr"] for group in run.optimizer.param_groups] == [lr] * len(run.optimizer.param_groups)
+
+
 def test_a_protocol_with_no_seeds_is_declared_but_not_run():
     """A study run in parts (resources/finetune_protocols/): `seeds: []` keeps the protocol's
     definition in the preset and plans none of its jobs, nor its tables' rows."""
-    config = preset(protocols={**preset()["finetune"]["protocols"], "paper-lr": {"seeds": []}, "lr-1e-4": {"seeds": []},
+    config = preset(protocols={**declared()["finetune"]["protocols"], "paper-lr": {"seeds": []}, "lr-1e-4": {"seeds": []},
                                "from-random": {"init": "random", "seeds": []}})
     assert set(finetune.protocols(config)) == {"default", "paper-lengths", "full-budget"}
     assert len(finetune.evals(config)) == 6 * 3 * 3

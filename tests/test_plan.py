@@ -182,7 +182,7 @@ def test_the_corpora_experiment_plans_its_own_files_and_a_short_fine_tuning(defa
     # its data files are in the grid even where no stage of the paper's needs them
     alone = corpora_config()
     alone = config_of(models=alone["models"], corpora=alone["corpora"], icl={**alone["icl"], "models": []},
-                      finetune={**alone["finetune"], "models": []})
+                      finetune={**{k: v for k, v in alone["finetune"].items() if k != "protocols"}, "models": []})
     files = data.data_files(alone)
     assert "results/data/chars/UB/10/seed0.parquet" in files and "results/data/finetune/UL/41-80/seed0.parquet" in files
     assert "results/data/chars/UR/10/seed0.parquet" not in files  # in context, only copying is compared

@@ -6,10 +6,11 @@ import polars as pl
 import pytest
 import yaml
 
-from lengthgen.config import finetune_task_section, validate_config
+from lengthgen.config import validate_config
 from lengthgen.engine.sequences import IGNORE, SCRATCH_LAYOUT, collate, encode_example, tokenizer_layout
 from lengthgen.lengthbins.table import bin_markdown, bin_table
 from lengthgen.models.char_tokenizer import build_char_tokenizer
+from lengthgen.plan.finetune import train_params
 from lengthgen.references import scratch_reference
 from lengthgen.tasks import TASKS, LengthBin
 from lengthgen.tasks.generate import CHAR_SYMBOLS, DIGITS, LOWERCASE, generate_inputs, make_dataset
@@ -41,10 +42,10 @@ def test_the_paper_preset_uses_the_authors_generators_lengths_and_loss():
     assert ft["epochs"] == {"retrieval": 30, "copying": 15}
     # Their scripts hold 10% of the 50,000 out for validation and train on 45,000.
     assert (ft["validation"], ft["validation_fraction"]) == ("holdout", 0.1)
-    assert finetune_task_section(PAPER, "UB")["holdout"] == 5000
+    assert train_params(PAPER, "embedded", "UB").holdout == 5000
     batches = -(-45000 // ft["training"]["batch_size"])
-    assert finetune_task_section(PAPER, "UB")["training"].max_steps == 15 * batches
-    assert finetune_task_section(PAPER, "NLFirst")["training"].max_steps == 30 * batches
+    assert train_params(PAPER, "embedded", "UB").training.max_steps == 15 * batches
+    assert train_params(PAPER, "embedded", "NLFirst").training.max_steps == 30 * batches
     assert (ft["training"]["warmup_ratio"], ft["training"]["max_grad_norm"], ft["training"]["early_stop"]) == (
         0.15, 1.0, False)
 

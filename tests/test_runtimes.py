@@ -11,7 +11,7 @@ from lengthgen.config import model_entry, train_settings
 from lengthgen.engine.run import TrainingRun, write_history
 from lengthgen.engine.sequences import TrainingStream, collate, encode_example
 from lengthgen.engine.stacked import StackedRuns
-from lengthgen.finetune.train import finetune_model
+from lengthgen.finetune.train import finetune_model, finetune_run
 from lengthgen.models.builders import build_model
 from lengthgen.models.vocab import vocab_size
 from lengthgen.records.provenance import Provenance
@@ -224,9 +224,9 @@ def test_a_tiny_fine_tuning_shows_its_work(tmp_path):
                    format="lengthgen", train_examples=None)
     job = tmp_path / "results" / "finetune" / "tiny" / "default" / "NF" / "seed3"
     wall, cpu = time.perf_counter(), time.process_time()
-    summary = finetune_model(model_entry("tiny", {"path": section["model"]["path"]}), get_task("NF"), 3,
-                             FinetuneTaskSettings.from_config(section), job / "model", tmp_path / "ckpt",
-                             progress=False)
+    run, tokenizer = finetune_run(model_entry("tiny", {"path": section["model"]["path"]}), get_task("NF"), 3,
+                                  FinetuneTaskSettings.from_config(section), tmp_path / "ckpt")
+    summary = finetune_model(run, tokenizer, job / "model", progress=False)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     write_history(summary, job / "training.parquet", Provenance(section), 3, "cpu", {"task": "NF"})
     write_benchmark(tmp_path / "results", "finetune_train/tiny/default/NF/seed3", wall, cpu)

@@ -33,10 +33,11 @@ if kind == "scratch":
     summary = train_scratch_model(get_task("NF"), "ape", 3, settings, sys.argv[2], sys.argv[3], progress=False)
 else:  # fine-tuning a (tiny) pretrained model through accelerate
     from lengthgen.config import model_entry
-    from lengthgen.finetune.train import finetune_model
+    from lengthgen.finetune.train import finetune_model, finetune_run
     entry = model_entry("tiny", {"path": section["model"]["path"]})
     settings = FinetuneTaskSettings.from_config(section)
-    summary = finetune_model(entry, get_task("NF"), 3, settings, sys.argv[2], sys.argv[3], progress=False)
+    run, tokenizer = finetune_run(entry, get_task("NF"), 3, settings, sys.argv[3])
+    summary = finetune_model(run, tokenizer, sys.argv[2], progress=False)
 print(json.dumps(summary))
 """
 

@@ -173,7 +173,7 @@ class ScratchEvalSettings(Settings):
 
 @dataclass(frozen=True)
 class FinetuneTaskSettings(Settings):
-    """Fine-tuning one task (`lengthgen.config.finetune_task_section`), with the model's entry."""
+    """Fine-tuning one task (`lengthgen.plan.finetune.train_params`), with the model's entry."""
 
     data: Mapping[str, Any]
     format: str

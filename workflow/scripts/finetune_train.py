@@ -1,7 +1,7 @@
 """Adapter: fine-tune one registry model on one task (one seed)."""
 from lengthgen.config import job_model_entry
 from lengthgen.engine.run import write_history
-from lengthgen.finetune.train import finetune_model
+from lengthgen.finetune.train import finetune_model, finetune_run
 from lengthgen.records.provenance import Provenance
 from lengthgen.runtime import start_job
 from lengthgen.settings import FinetuneTaskSettings
@@ -12,5 +12,6 @@ w, section = snakemake.wildcards, snakemake.params.section
 seed = int(w.seed)
 settings = FinetuneTaskSettings.from_config(section)
 entry = job_model_entry(w.model, settings.model, snakemake.input.get("model"))
-summary = finetune_model(entry, get_task(w.task), seed, settings, snakemake.output.model, snakemake.params.checkpoint_dir)
+run, tokenizer = finetune_run(entry, get_task(w.task), seed, settings, snakemake.params.checkpoint_dir)
+summary = finetune_model(run, tokenizer, snakemake.output.model)
 write_history(summary, snakemake.output.history, Provenance(section), seed, device, dict(w))

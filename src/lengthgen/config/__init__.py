@@ -8,7 +8,6 @@ from .sections import (
     corpus_model_keys,
     corpus_models,
     finetune_bins,
-    finetune_task_section,
     icl_variants,
     per_family,
     pretrain_section,
@@ -19,7 +18,7 @@ from .sections import (
 from .validate import train_settings, validate_config
 
 __all__ = ["ConfigError", "check_models", "corpus_model_keys", "corpus_models",
-           "finetune_bins", "finetune_task_section", "icl_variants",
+           "finetune_bins", "icl_variants",
            "load_schema", "job_model_entry", "model_entry",
            "per_family", "pretrain_section", "scratch_bins", "scratch_family_settings", "scratch_lengths",
            "train_settings", "validate_config"]

@@ -20,9 +20,9 @@ from .sections import (
     corpus_model_keys,
     finetune_bins,
     finetune_protocols,
+    merged_protocol,
     per_family,
     protocol_key,
-    protocol_section,
     scratch_lengths,
 )
 
@@ -73,7 +73,7 @@ def finetune_needs(config: dict):
     """(key, length, positions) of the longest fine-tuning sequence of each family: context, query,
     answer and <eos>, one token each symbol (the stage refuses tokenizers where they are not)."""
     for protocol in finetune_protocols(config["finetune"]):
-        bins = finetune_bins(protocol_section(config["finetune"], protocol))
+        bins = finetune_bins(merged_protocol(config["finetune"], protocol))
         key = protocol_key(config["finetune"], protocol, "test_bins")
         for family in _families(config):
             highs = [LengthBin.parse(b).high for b in bins[family]]

@@ -3,8 +3,8 @@ torch), so the Snakefile can call them while it plans the grid."""
 
 from __future__ import annotations
 
-from ..settings import USES_INSERTION, PretrainSettings, TrainSettings
-from ..tasks import FAMILIES, LengthBin, get_task
+from ..settings import USES_INSERTION, PretrainSettings
+from ..tasks import FAMILIES
 from ..tasks.lengths import bins_beyond
 
 CORPUS_ROLES = ("natural", "balanced", "reversed", "forward-only", "backward-only",  # the corpora experiment's arms
@@ -66,17 +66,18 @@ def main_protocol(finetune: dict) -> str:
 
 
 def _protocol_entry(finetune: dict, protocol: str) -> dict:
-    """The protocol's own entry under `finetune.protocols` (empty: the section as it stands)."""
+    """The protocol's own entry under `finetune.protocols` as the config declares it (empty: the
+    section as it stands)."""
     return (finetune.get("protocols") or {}).get(protocol, {})
 
 
 def protocol_changes(finetune: dict, protocol: str) -> dict:
-    """What a protocol changes of the section (its seeds apart: they choose runs, not settings)."""
+    """What a declared protocol changes of the section (its seeds apart: they choose runs, not settings)."""
     return {key: value for key, value in _protocol_entry(finetune, protocol).items() if key != "seeds"}
 
 
-def protocol_seeds(config: dict, protocol: str) -> list[int]:
-    """The seeds a protocol runs: its own `seeds` (within the run's), else the run's."""
+def declared_seeds(config: dict, protocol: str) -> list[int]:
+    """The seeds a declared protocol runs: its own `seeds` (within the run's), else the run's."""
     own = _protocol_entry(config["finetune"], protocol).get("seeds")
     return [seed for seed in config["seeds"] if own is None or seed in own]
 
@@ -87,26 +88,44 @@ def protocol_key(finetune: dict, protocol: str, key: str) -> str:
     return f"finetune.protocols.{protocol}.{key}" if key in _protocol_entry(finetune, protocol) else f"finetune.{key}"
 
 
-def protocol_section(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:
-    """The fine-tuning section under one protocol: its changes merged over the section's keys (a
-    mapping such as `training` key by key, anything else replaced)."""
-    merged = {key: value for key, value in finetune.items() if key != "protocols"}
+def merged_protocol(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:
+    """The fine-tuning section under one declared protocol: its changes merged over the section's
+    keys (a mapping such as `training` key by key, anything else replaced). Validation's; a
+    validated config holds the result (`protocol_section`)."""
+    merged = {key: value for key, value in finetune.items() if key not in ("protocols", "models")}
     for key, value in protocol_changes(finetune, protocol).items():
         base = merged.get(key)
         merged[key] = {**base, **value} if isinstance(value, dict) and isinstance(base, dict) else value
     return merged
 
 
-def finetune_training(finetune: dict, family: str, fixed: dict | None = None) -> TrainSettings:
-    """The engine settings of one task family, and the one place its steps are decided: `fixed`
-    training settings where the caller sets them (the corpora's short run: its steps and how often it
-    evaluates), else, with `epochs` over a fixed training set, the steps those epochs take, else the
-    section's `training.max_steps`."""
-    training, epochs = {**finetune["training"], **(fixed or {})}, per_family(finetune["epochs"], family)
-    if epochs and finetune["train_examples"] and "max_steps" not in (fixed or {}):
-        batches = -(-(finetune["train_examples"] - held_out(finetune)) // training["batch_size"])
-        training["max_steps"] = epochs * batches
-    return TrainSettings.from_config(training)
+def resolve_protocols(config: dict) -> dict:
+    """`config` with `finetune.protocols` resolved, once, by validation: every declared protocol (or
+    `default` alone, where none is) as the complete section it runs, with the seeds it runs."""
+    finetune = config["finetune"]
+    declared = finetune.get("protocols") or {DEFAULT_PROTOCOL: {}}
+    finetune["protocols"] = {name: {**merged_protocol(finetune, name), "seeds": declared_seeds(config, name)}
+                             for name in declared}
+    return config
+
+
+def protocol_section(finetune: dict, protocol: str = DEFAULT_PROTOCOL) -> dict:
+    """The complete fine-tuning section one protocol of a validated config runs."""
+    return finetune["protocols"][protocol]
+
+
+def protocol_seeds(config: dict, protocol: str) -> list[int]:
+    """The seeds a protocol of a validated config runs."""
+    return config["finetune"]["protocols"][protocol]["seeds"]
+
+
+def training_steps(section: dict, family: str, training: dict) -> int:
+    """How many steps one task family's fine-tuning takes, the one place that is decided: with
+    `epochs` over a fixed training set, the steps those epochs take, else `training.max_steps`."""
+    epochs = per_family(section["epochs"], family)
+    if not (epochs and section["train_examples"]):
+        return training["max_steps"]
+    return epochs * -(-(section["train_examples"] - held_out(section)) // training["batch_size"])
 
 
 def held_out(finetune: dict) -> int:
@@ -115,29 +134,6 @@ def held_out(finetune: dict) -> int:
     if finetune.get("validation", "stream") != "holdout" or not finetune["train_examples"]:
         return 0
     return round(finetune["validation_fraction"] * finetune["train_examples"])
-
-
-def finetune_task_section(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL,
-                          fixed: dict | None = None) -> dict:
-    """Everything fine-tuning one task under one protocol depends on, but the model: its data
-    settings, format, lengths and training (the workflow's job parameters, and what
-    `finetune_model` reads)."""
-    finetune, task = protocol_section(config["finetune"], protocol), get_task(task_name)
-    return {
-        "data": config["data"]["finetune"][task.generator],
-        "format": finetune["format"],
-        "train_lengths": str(finetune["train_lengths"][task.family]),
-        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(finetune)[task.family]),
-        **({"curve_lengths": curve} if (curve := curve_bin(finetune, task.family)) else {}),
-        "train_examples": finetune["train_examples"],
-        "training": finetune_training(finetune, task.family, fixed),
-        # only when held out, so a stream-validated run's parameters (and its cached jobs) stay as they were
-        **({"holdout": held_out(finetune)} if held_out(finetune) else {}),
-        # likewise only where they differ from the pretrained model's best weights
-        **({"keep": finetune["keep"]} if finetune.get("keep", "best") != "best" else {}),
-        **({"init": finetune["init"]} if finetune.get("init", "pretrained") != "pretrained" else {}),
-        **({"position_offsets": False} if finetune.get("position_offsets", True) is False else {}),
-    }
 
 
 def curve_bin(finetune: dict, family: str) -> str | None:

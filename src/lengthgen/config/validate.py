@@ -20,8 +20,9 @@ from .sections import (
     corpus_model_keys,
     finetune_protocols,
     held_out,
+    merged_protocol,
     protocol_key,
-    protocol_section,
+    resolve_protocols,
     scratch_family_settings,
     scratch_lengths,
 )
@@ -50,7 +51,7 @@ def validate_config(config: dict, schema: dict | None = None, check_availability
     add_shipped_models(config)
     check_models(config, check_availability, search)
     check_positions(config, search)
-    return canonical(set_order(config))
+    return canonical(resolve_protocols(set_order(config)))
 
 
 def set_order(config: dict) -> dict:
@@ -180,7 +181,7 @@ def _length_settings(config: dict):
             yield f"icl.lengths.{family}[{i}]", "chars", length, family
     if config["finetune"]["models"]:
         for protocol in finetune_protocols(config["finetune"]):
-            section = protocol_section(config["finetune"], protocol)
+            section = merged_protocol(config["finetune"], protocol)
             train, bins = (protocol_key(config["finetune"], protocol, k) for k in ("train_lengths", "test_bins"))
             for family in FAMILIES:
                 yield f"{train}.{family}", "finetune", section["train_lengths"][family], family
@@ -201,7 +202,7 @@ def check_protocols(config: dict, schema: dict) -> None:
         if not set(seeds) <= set(config["seeds"]):
             raise ConfigError(f"config key finetune.protocols.{protocol}.seeds: {sorted(seeds)} are not all among the "
                               f"run's seeds {sorted(config['seeds'])}")
-        merged = protocol_section(config["finetune"], protocol)
+        merged = merged_protocol(config["finetune"], protocol)
         error = first_error(validator.iter_errors(merged))
         if error is not None:
             path = list(error.absolute_path)

@@ -116,10 +116,9 @@ def training_and_validation(task: Task, settings: FinetuneTaskSettings, train_bi
     return [examples[i] for i in train_part], [examples[i] for i in held], [lengths[i] for i in held]
 
 
-def finetune_model(entry: ModelEntry, task: Task, seed: int, settings: FinetuneTaskSettings, model_dir,
-                   checkpoint_dir, progress: bool = True) -> dict:
-    """Fine-tune one (model, task, seed) and save the kept weights as a Hugging Face directory."""
-    run, tokenizer = finetune_run(entry, task, seed, settings, checkpoint_dir)
+def finetune_model(run: TrainingRun, tokenizer, model_dir, progress: bool = True) -> dict:
+    """Train a run `finetune_run` built to its end and save the kept weights, with the model's
+    tokenizer, as a Hugging Face directory."""
     train([run], progress=progress)
     save_hf_directory(run.final_model(), tokenizer, model_dir)
     return run.summary()

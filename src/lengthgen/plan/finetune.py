@@ -6,11 +6,19 @@ from __future__ import annotations
 
 from itertools import product
 
-from ..config import finetune_bins, finetune_task_section
-from ..config.sections import DEFAULT_PROTOCOL, finetune_protocols, protocol_section, protocol_seeds
+from ..config import finetune_bins
+from ..config.sections import (
+    DEFAULT_PROTOCOL,
+    curve_bin,
+    finetune_protocols,
+    held_out,
+    protocol_section,
+    protocol_seeds,
+    training_steps,
+)
 from ..layout import FINETUNE, data_path
 from ..settings import FinetuneEvalSettings, FinetuneTaskSettings
-from ..tasks import get_task
+from ..tasks import LengthBin, get_task
 from . import icl, scratch
 
 
@@ -27,12 +35,33 @@ def protocols(config: dict) -> list[str]:
     return finetune_protocols(config["finetune"])
 
 
-def train_params(config: dict, model: str, task: str, protocol: str = DEFAULT_PROTOCOL,
+def train_params(config: dict, model: str, task_name: str, protocol: str = DEFAULT_PROTOCOL,
                  fixed: dict | None = None) -> FinetuneTaskSettings:
-    """Only what this fine-tuning depends on: the model entry, its task's data settings, lengths,
-    training (`fixed`: a caller's own training settings, `config.sections.finetune_training`)."""
-    return FinetuneTaskSettings.from_config({"model": config["models"][model],
-                                             **finetune_task_section(config, task, protocol, fixed)})
+    """Everything one fine-tuning (model, protocol, task) depends on, typed, from the protocol's
+    section as validation resolved it: the model entry, its task's data settings, format, lengths
+    and training (`fixed`: a caller's own training settings, such as the corpora's short run's steps
+    and evaluations). Its `as_config()` is the job's params."""
+    section, task = protocol_section(config["finetune"], protocol), get_task(task_name)
+    training = {**section["training"], **(fixed or {})}
+    if "max_steps" not in (fixed or {}):
+        training["max_steps"] = training_steps(section, task.family, training)
+    holdout = held_out(section)
+    return FinetuneTaskSettings.from_config({
+        "model": config["models"][model],
+        "data": config["data"]["finetune"][task.generator],
+        "format": section["format"],
+        "train_lengths": str(section["train_lengths"][task.family]),
+        "max_length": max(LengthBin.parse(b).high for b in finetune_bins(section)[task.family]),
+        "curve_lengths": curve_bin(section, task.family),
+        "train_examples": section["train_examples"],
+        "training": training,
+        # the rest only where it differs from the usual run, so older runs' parameters (and their
+        # cached jobs) stay as they were: a stream-validated run, the pretrained model's best weights
+        "holdout": holdout or None,
+        "keep": None if section.get("keep", "best") == "best" else section["keep"],
+        "init": None if section.get("init", "pretrained") == "pretrained" else section["init"],
+        "position_offsets": None if section.get("position_offsets", True) is not False else False,
+    })
 
 
 def eval_params(config: dict, task_name: str, protocol: str = DEFAULT_PROTOCOL) -> FinetuneEvalSettings:
