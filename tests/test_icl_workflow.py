@@ -22,6 +22,39 @@ def icl_config(model_path) -> dict:
     return config
 
 
+def every_stage_config(model_path) -> dict:
+    """`icl_config` with from scratch, fine-tuning and the mechanism on the tiny model too: the
+    comparison's three experiments."""
+    config = icl_config(model_path)
+    config["scratch"]["enabled"] = True
+    config["finetune"] = {"models": ["tiny"], "train_lengths": {"retrieval": "5-8", "copying": "2-5"},
+                          "test_bins": {"retrieval": ["5-8", "9-10"], "copying": ["2-5", "6-7"]},
+                          "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "eval_every": 3,
+                                       "checkpoint_every": 3, "eval_examples": 8}}
+    config["mechanism"] = {"models": ["tiny"], "trained": {"scratch": ["UF"], "finetune": ["UF"]}, "lengths": [3],
+                           "instances": 4, "shots": 2}
+    return config
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One finished project of every stage on a tiny model that lives inside it (at a path relative
+    to the project, so a copy reads its own), run once for this file's tests; each test that
+    changes it works on a copy (`project_copy`)."""
+    project = tmp_path_factory.mktemp("every_stage")
+    save_tiny_model(project / "tiny")
+    config = every_stage_config("tiny")
+    run = snakemake(project, config)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return project, config
+
+
+def project_copy(finished, tmp_path):
+    """A copy of the finished project, file times kept (as rsync -a), and of its config."""
+    project, config = finished
+    return shutil.copytree(project, tmp_path / "project", symlinks=True), copy.deepcopy(config)
+
+
 def retrain_in_place(weights):
     from safetensors.torch import load_file, save_file
 
@@ -31,46 +64,43 @@ def retrain_in_place(weights):
     save_file(tensors, weights, metadata={"format": "pt"})
 
 
-def test_icl_stage_end_to_end(tmp_path):
-    save_tiny_model(tmp_path / "tiny")
-    config = icl_config(tmp_path / "tiny")
-    run = snakemake(tmp_path, config)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    table = pl.read_parquet(tmp_path / "results" / "tables" / "icl.parquet")
+def test_icl_stage_end_to_end(finished, tmp_path):
+    project, config = project_copy(finished, tmp_path)
+    table = pl.read_parquet(project / "results" / "tables" / "icl.parquet")
     assert set(table.get_column("task")) == set(config["tasks"])
     assert set(table.get_column("variant")) == {"bare", "formal", "hint", "all"}
     assert table.get_column("accuracy").is_between(0, 1).all()
     ul = table.filter((pl.col("task") == "UL") & (pl.col("variant") == "all")).row(0, named=True)
     assert ul["mirror"] == "UR" and ul["bin"] == "8"
-    family = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "retrieval.parquet")  # one job per family
+    family = pl.read_parquet(project / "results" / "icl" / "tiny" / "retrieval.parquet")  # one job per family
     assert set(family.get_column("task")) == {"UR", "UL", "NRLast"}
     predictions = family.filter((pl.col("task") == "UL") & (pl.col("variant") == "formal"))
     assert predictions.height == 10 and predictions.get_column("prompt")[0].startswith("Given x_1")
-    assert "right_neighbour_share" in (tmp_path / "results" / "tables" / "icl.md").read_text()
+    assert "right_neighbour_share" in (project / "results" / "tables" / "icl.md").read_text()
     assert not predictions.get_column("from_cache").any()
 
     # Predictions lost (or a new workflow directory sharing the cache): nothing is decoded again.
-    shutil.rmtree(tmp_path / "results" / "icl")
-    shutil.rmtree(tmp_path / "results" / "tables")
-    assert snakemake(tmp_path, config).returncode == 0
-    again = pl.read_parquet(tmp_path / "results" / "icl" / "tiny" / "retrieval.parquet")
+    shutil.rmtree(project / "results" / "icl")
+    shutil.rmtree(project / "results" / "tables")
+    assert snakemake(project, config).returncode == 0
+    again = pl.read_parquet(project / "results" / "icl" / "tiny" / "retrieval.parquet")
     assert again.get_column("from_cache").all()
     assert again.get_column("prediction").to_list() == family.get_column("prediction").to_list()
 
     # The tasks are a set: listed in another order, nothing is planned (not the predictions, not a table).
     reordered = {**config, "tasks": config["tasks"][::-1]}
-    assert planned_jobs(tmp_path, reordered) == []
+    assert planned_jobs(project, reordered) == []
 
     # Rewritten with the same bytes: Snakemake's checksum sees nothing changed.
-    weights = tmp_path / "tiny" / "model.safetensors"
+    weights = project / "tiny" / "model.safetensors"
     weights.write_bytes(weights.read_bytes())
-    assert planned_jobs(tmp_path, config) == []
+    assert planned_jobs(project, config) == []
     # Asking a cluster for more memory and time is not a change of the model.
     config["models"]["tiny"].update(mem_mb=123456, runtime=999)
-    assert planned_jobs(tmp_path, config) == []
+    assert planned_jobs(project, config) == []
     # New weights in place (as `make embedded` writes them): everything that read the model is planned again.
     retrain_in_place(weights)
-    jobs = planned_jobs(tmp_path, config)
+    jobs = planned_jobs(project, config)
     assert {w["family"] for rule, w in jobs if rule == "icl_predict"} == {"retrieval", "copying"}
 
 
@@ -108,19 +138,9 @@ def test_unknown_model_name(tmp_path):
     assert not (tmp_path / "results").exists()  # refused before any job ran
 
 
-def test_finetune_stage_and_the_comparison(tmp_path):
-    save_tiny_model(tmp_path / "tiny")
-    config = icl_config(tmp_path / "tiny")
-    config["scratch"]["enabled"] = True
-    config["finetune"] = {"models": ["tiny"], "train_lengths": {"retrieval": "5-8", "copying": "2-5"},
-                          "test_bins": {"retrieval": ["5-8", "9-10"], "copying": ["2-5", "6-7"]},
-                          "training": {"lr": 1e-3, "batch_size": 4, "max_steps": 6, "eval_every": 3,
-                                       "checkpoint_every": 3, "eval_examples": 8}}
-    config["mechanism"] = {"models": ["tiny"], "trained": {"scratch": ["UF"], "finetune": ["UF"]}, "lengths": [3],
-                           "instances": 4, "shots": 2}
-    run = snakemake(tmp_path, config)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    tables = tmp_path / "results" / "tables"
+def test_finetune_stage_and_the_comparison(finished, tmp_path):
+    project, config = project_copy(finished, tmp_path)
+    tables = project / "results" / "tables"
     finetune = pl.read_parquet(tables / "finetune.parquet")
     assert finetune.height == len(config["tasks"]) * 2 and set(finetune.get_column("system")) == {"tiny"}
     assert {"config_hash", "code_version", "device", "seed"} <= set(finetune.columns)
@@ -141,14 +161,14 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     assert set(judged["finding"]) == {1, 2, 3, 6} and set(judged["system"]) == {"ape", "tiny"}
     assert set(findings.filter(pl.col("finding").is_in([4, 5]))["verdict"]) == {"not run"}
     from transformers import AutoModelForCausalLM
-    tuned = tmp_path / "results" / "finetune" / "tiny" / "default" / "UF" / "seed0" / "model"
+    tuned = project / "results" / "finetune" / "tiny" / "default" / "UF" / "seed0" / "model"
     assert AutoModelForCausalLM.from_pretrained(tuned).config.model_type == "gpt2"
-    assert planned_jobs(tmp_path, config) == []
+    assert planned_jobs(project, config) == []
 
     # A fine-tuned model made again (Snakemake stamps a directory output when its job ends): its own
     # evaluation is planned again, and the tables that follow from it; nothing else.
     (tuned / ".snakemake_timestamp").touch()
-    jobs = planned_jobs(tmp_path, config)
+    jobs = planned_jobs(project, config)
     assert [w for rule, w in jobs if rule == "finetune_eval"] == [
         {"model": "tiny", "protocol": "default", "task": "UF", "seed": "0"}]
     assert [w for rule, w in jobs if rule == "mechanism"] == [{"subject": "finetune-tiny-UF-seed0"}]
@@ -160,11 +180,11 @@ def test_finetune_stage_and_the_comparison(tmp_path):
     # A second protocol: its own models (a grid axis), none of the default's again.
     with_protocol = copy.deepcopy(config)
     with_protocol["finetune"]["protocols"] = {"default": {}, "from-random": {"init": "random"}}
-    jobs = planned_jobs(tmp_path, with_protocol)
+    jobs = planned_jobs(project, with_protocol)
     trained = [w for rule, w in jobs if rule == "finetune_train"]
     assert {w["protocol"] for w in trained} == {"from-random"} and len(trained) == len(config["tasks"])
     assert not {rule for rule, _ in jobs} & {"scratch_train", "icl_predict", "data"}
     # Other fine-tuning settings: every fine-tuned model, and only what follows from them.
     config["finetune"]["training"]["lr"] = 2e-3
-    rules = {rule for rule, _ in planned_jobs(tmp_path, config)}
+    rules = {rule for rule, _ in planned_jobs(project, config)}
     assert "finetune_train" in rules and not rules & {"scratch_train", "scratch_eval", "icl_predict", "data"}
