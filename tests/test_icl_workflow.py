@@ -79,14 +79,6 @@ def test_icl_stage_end_to_end(finished, tmp_path):
     assert "right_neighbour_share" in (project / "results" / "tables" / "icl.md").read_text()
     assert not predictions.get_column("from_cache").any()
 
-    # Predictions lost (or a new workflow directory sharing the cache): nothing is decoded again.
-    shutil.rmtree(project / "results" / "icl")
-    shutil.rmtree(project / "results" / "tables")
-    assert snakemake(project, config).returncode == 0
-    again = pl.read_parquet(project / "results" / "icl" / "tiny" / "retrieval.parquet")
-    assert again.get_column("from_cache").all()
-    assert again.get_column("prediction").to_list() == family.get_column("prediction").to_list()
-
     # The tasks are a set: listed in another order, nothing is planned (not the predictions, not a table).
     reordered = {**config, "tasks": config["tasks"][::-1]}
     assert planned_jobs(project, reordered) == []
@@ -99,9 +91,20 @@ def test_icl_stage_end_to_end(finished, tmp_path):
     config["models"]["tiny"].update(mem_mb=123456, runtime=999)
     assert planned_jobs(project, config) == []
     # New weights in place (as `make embedded` writes them): everything that read the model is planned again.
+    original = weights.read_bytes()
     retrain_in_place(weights)
     jobs = planned_jobs(project, config)
     assert {w["family"] for rule, w in jobs if rule == "icl_predict"} == {"retrieval", "copying"}
+    weights.write_bytes(original)
+
+    # Predictions lost (or a new workflow directory sharing the cache): nothing is decoded again.
+    shutil.rmtree(project / "results" / "icl")
+    predicted = [f"results/icl/tiny/{family}.parquet" for family in ("retrieval", "copying")]
+    run = snakemake(project, config, *predicted)
+    assert run.returncode == 0, run.stderr[-3000:]
+    again = pl.read_parquet(project / "results" / "icl" / "tiny" / "retrieval.parquet")
+    assert again.get_column("from_cache").all()
+    assert again.get_column("prediction").to_list() == family.get_column("prediction").to_list()
 
 
 def test_one_task_without_its_mirror_runs_through_and_says_there_is_nothing_to_compare(tmp_path):
@@ -164,6 +167,12 @@ def test_finetune_stage_and_the_comparison(finished, tmp_path):
     tuned = project / "results" / "finetune" / "tiny" / "default" / "UF" / "seed0" / "model"
     assert AutoModelForCausalLM.from_pretrained(tuned).config.model_type == "gpt2"
     assert planned_jobs(project, config) == []
+    # The report's captions show the settings that ran, the schema's defaults the config leaves out included
+    # (Snakemake's own `config` is the one given, untouched): 5 demonstrations, the top 10 heads zeroed.
+    report = snakemake(project, config, "--report", "results/report.html")
+    assert report.returncode == 0, report.stderr[-2000:]
+    html = (project / "results" / "report.html").read_text()
+    assert "5 demonstrations" in html and "top 10 heads by each score zeroed" in html
 
     # A fine-tuned model made again (Snakemake stamps a directory output when its job ends): its own
     # evaluation is planned again, and the tables that follow from it; nothing else.

@@ -1,7 +1,9 @@
 # What must be Snakefile code: the config validated once, the registry models' inputs and cluster
 # requests, the tables' report entries and what `snakemake` makes. Each stage's planning (paths,
 # params, inputs from the config) is lengthgen.plan.<stage>, which the rule files call.
+import re
 import sys
+from functools import reduce
 from pathlib import Path
 
 import yaml
@@ -38,27 +40,27 @@ from lengthgen.tasks import FAMILIES, TASK_NAMES
 REPOSITORY = Path(workflow.basedir).parent
 MODEL_SEARCH = (".", str(REPOSITORY))
 
+# The validated config (the schema's defaults filled in, each fine-tuning protocol resolved) is what
+# every rule plans from; Snakemake's own `config`, as the user gave it, is left as it is.
 try:
     _validated = validate_config(config, check_availability=False, search=MODEL_SEARCH)
 except ConfigError as error:
     sys.exit(f"lengthgen: {error}")
-config.clear()
-config.update(_validated)
 # Every registry entry as the record planning reads, parsed once here.
-MODEL_ENTRIES = {name: model_entry(name, spec, MODEL_SEARCH) for name, spec in config["models"].items()}
+MODEL_ENTRIES = {name: model_entry(name, spec, MODEL_SEARCH) for name, spec in _validated["models"].items()}
 MODEL_PATHS = {name: entry.path for name, entry in MODEL_ENTRIES.items()}
 # What a model's jobs ask a cluster for, kept out of the entries every job carries in its params:
 # asking for more memory or time reruns nothing.
 CLUSTER_REQUESTS = ("mem_mb", "runtime")
 JOB_REQUESTS = {name: {key: getattr(entry, key) for key in CLUSTER_REQUESTS} for name, entry in MODEL_ENTRIES.items()}
-config["models"] = {name: {key: value for key, value in spec.items() if key not in CLUSTER_REQUESTS}
-                    for name, spec in config["models"].items()}
+EXPERIMENT = {**_validated, "models": {name: {key: value for key, value in spec.items() if key not in CLUSTER_REQUESTS}
+                                       for name, spec in _validated["models"].items()}}
 
 
 onstart:
     # Before the first job (never in a dry run): every registry model the grid uses can be loaded here.
     try:
-        check_models(config, search=MODEL_SEARCH)
+        check_models(EXPERIMENT, search=MODEL_SEARCH)
     except ConfigError as error:
         sys.exit(f"lengthgen: {error}")
 
@@ -83,6 +85,15 @@ def caption(name):
     return os.path.join(workflow.basedir, "report", f"{name}.rst")
 
 
+def caption_params(*names):
+    """The settings of this run that the captions `names` (workflow/report/NAME.rst) show, by dotted
+    key, as they read them (`snakemake.params.caption["icl.models"]`): the validated config's, so a
+    caption shows what ran, defaults included."""
+    keys = sorted({key for name in names for key in re.findall(r'snakemake\.params\.caption\["([\w.]+)"\]',
+                                                                Path(caption(name)).read_text())})
+    return {key: reduce(lambda value, part: value[part], key.split("."), EXPERIMENT) for key in keys}
+
+
 # -- results tables ----------------------------------------------------------------------------
 def table_outputs(name, caption_name="table"):
     """A table's parquet (with provenance), markdown, HTML page (in the report under its stage, read on
@@ -103,11 +114,11 @@ def figure_output(figure, key, path):
 
 
 def tables_made():
-    return tables_plan.tables_made(config)
+    return tables_plan.tables_made(EXPERIMENT)
 
 
 def findings_inputs(wildcards):
-    return tables_plan.findings_inputs(config)
+    return tables_plan.findings_inputs(EXPERIMENT)
 
 
 def table_inputs(name):
@@ -130,8 +141,8 @@ def model_inputs(name, stage=None):
     (rule gguf_convert). A hub model is identified by id and revision, which its jobs carry in their
     params. With `stage`, the name comes from a target's {model} wildcard and must be that stage's."""
     if stage is not None:
-        stage_model(config, stage, name)
-    if config["models"][name].get("gguf"):
+        stage_model(EXPERIMENT, stage, name)
+    if EXPERIMENT["models"][name].get("gguf"):
         return {"model": CONVERTED.format(model=name)}
     entry = MODEL_ENTRIES[name]
     if not entry.is_local:
@@ -157,19 +168,19 @@ def gguf_inputs(name):
 
 def gguf_model(name):
     """The GGUF source of a {model} wildcard of gguf_convert, checked like stage_model."""
-    return known("GGUF model", name, {m: e["gguf"] for m, e in config["models"].items() if e.get("gguf")})
+    return known("GGUF model", name, {m: e["gguf"] for m, e in EXPERIMENT["models"].items() if e.get("gguf")})
 
 
 def model_job_resources(rule, model_of):
     """What every job that loads a model asks for (a `resources:` block); model_of(wildcards) names the model."""
-    return {resource: (lambda w, resource=resource: model_job(config, JOB_REQUESTS, rule, model_of(w), resource))
+    return {resource: (lambda w, resource=resource: model_job(EXPERIMENT, JOB_REQUESTS, rule, model_of(w), resource))
             for resource in RESOURCES}
 
 
 def mechanism_inputs(wildcards):
     """The model the job analyses: a registry model's files, or the directory a stage trained."""
-    trained = mechanism_plan.trained_model(config, wildcards.subject)
-    return {"model": trained} if trained else model_inputs(mechanism_plan.registry_model(config, wildcards.subject))
+    trained = mechanism_plan.trained_model(EXPERIMENT, wildcards.subject)
+    return {"model": trained} if trained else model_inputs(mechanism_plan.registry_model(EXPERIMENT, wildcards.subject))
 
 
 def profile_resources(rule):
@@ -183,9 +194,9 @@ def profile_resources(rule):
 def default_outputs():
     """Every table this config makes (each stage's where it runs), the pretrained models, the figures."""
     outputs = [f for name in tables_made() for f in getattr(rules, tables_plan.rule_of(name)).output]
-    if config["pretrain"]["enabled"]:
-        outputs += expand(rules.pretrain.output.summary, architecture=config["pretrain"]["architectures"],
-                          corpus=config["pretrain"]["corpora"], seed=config["pretrain"]["seeds"])
+    if EXPERIMENT["pretrain"]["enabled"]:
+        outputs += expand(rules.pretrain.output.summary, architecture=EXPERIMENT["pretrain"]["architectures"],
+                          corpus=EXPERIMENT["pretrain"]["corpora"], seed=EXPERIMENT["pretrain"]["seeds"])
     return outputs + report_outputs()
 
 
@@ -193,6 +204,6 @@ def default_outputs():
 def report_outputs():
     """Every figure this config makes (the registry's, lengthgen.plan.figures), plus the index of the tables."""
     outputs = list(rules.tables_index.output)
-    for figure in figures_made(config, tables_made(), MODEL_PATHS):
+    for figure in figures_made(EXPERIMENT, tables_made(), MODEL_PATHS):
         outputs += list(figure.outputs().values())
     return outputs

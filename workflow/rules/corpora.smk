@@ -14,11 +14,11 @@ from lengthgen.pretrain.statistics_table import write_corpus_statistics
 
 rule corpus_manipulation:
     input:
-        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+        unpack(lambda w: model_inputs(corpora_plan.model(EXPERIMENT, w.model))),
     output:
         CORPUS_MANIPULATION,
     params:
-        section=lambda w: corpora_plan.manipulation_params(config, w.model).as_config(),
+        section=lambda w: corpora_plan.manipulation_params(EXPERIMENT, w.model).as_config(),
     resources:
         **model_job_resources("mechanism", lambda w: w.model),
     log:
@@ -33,12 +33,12 @@ rule corpus_manipulation:
 
 rule corpus_mechanism:
     input:
-        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+        unpack(lambda w: model_inputs(corpora_plan.model(EXPERIMENT, w.model))),
     output:
         heads=f"{CORPUS_MECHANISM}/heads.parquet",
         patching=f"{CORPUS_MECHANISM}/patching.parquet",
     params:
-        section=lambda w: corpora_plan.mechanism_params(config, w.model).as_config(),
+        section=lambda w: corpora_plan.mechanism_params(EXPERIMENT, w.model).as_config(),
     resources:
         **model_job_resources("mechanism", lambda w: w.model),
     log:
@@ -53,13 +53,13 @@ rule corpus_mechanism:
 
 rule corpus_icl:
     input:
-        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
-        data=lambda w: corpora_plan.icl_data(config, w.model),
+        unpack(lambda w: model_inputs(corpora_plan.model(EXPERIMENT, w.model))),
+        data=lambda w: corpora_plan.icl_data(EXPERIMENT, w.model),
     output:
         CORPUS_ICL,
     params:
-        section=lambda w: corpora_plan.icl_params(config, w.model).as_config(),
-        cache_dir=config["icl"]["cache"],
+        section=lambda w: corpora_plan.icl_params(EXPERIMENT, w.model).as_config(),
+        cache_dir=EXPERIMENT["icl"]["cache"],
     resources:
         **model_job_resources("icl_predict", lambda w: w.model),
     log:
@@ -74,12 +74,12 @@ rule corpus_icl:
 
 rule corpus_finetune_train:
     input:
-        unpack(lambda w: model_inputs(corpora_plan.model(config, w.model))),
+        unpack(lambda w: model_inputs(corpora_plan.model(EXPERIMENT, w.model))),
     output:
         model=directory(f"{CORPUS_FINETUNE}/model"),
         history=f"{CORPUS_FINETUNE}/training.parquet",
     params:
-        section=lambda w: corpora_plan.finetune_params(config, w.model, w.task).as_config(),
+        section=lambda w: corpora_plan.finetune_params(EXPERIMENT, w.model, w.task).as_config(),
         checkpoint_dir=f"{RESULTS}/checkpoints/corpora/{{model}}/{{task}}/seed{{seed}}",
     resources:
         **model_job_resources("finetune_train", lambda w: w.model),
@@ -96,11 +96,11 @@ rule corpus_finetune_train:
 rule corpus_finetune_eval:
     input:
         model=f"{CORPUS_FINETUNE}/model",
-        data=lambda w: finetune_plan.eval_data(config, w.task, w.seed),
+        data=lambda w: finetune_plan.eval_data(EXPERIMENT, w.task, w.seed),
     output:
         f"{CORPUS_FINETUNE}/eval.parquet",
     params:
-        section=lambda w: finetune_plan.eval_params(config, w.task).as_config(),
+        section=lambda w: finetune_plan.eval_params(EXPERIMENT, w.task).as_config(),
     resources:
         **model_job_resources("finetune_eval", lambda w: w.model),
     log:
@@ -117,7 +117,7 @@ rule corpus_statistics:
     output:
         **table_outputs("corpus_statistics"),
     params:
-        section=corpora_plan.statistics_params(config).as_config(),
+        section=corpora_plan.statistics_params(EXPERIMENT).as_config(),
     log:
         log_path("corpus_statistics"),
     run:
@@ -127,15 +127,15 @@ rule corpus_statistics:
 
 rule corpus_pairs:
     input:
-        heads=corpora_plan.heads(config),
-        icl=corpora_plan.icl_predictions(config),
-        finetune=corpora_plan.finetune_evals(config),
-        manipulation=corpora_plan.manipulations(config),
-        histories=corpora_plan.finetune_histories(config),
+        heads=corpora_plan.heads(EXPERIMENT),
+        icl=corpora_plan.icl_predictions(EXPERIMENT),
+        finetune=corpora_plan.finetune_evals(EXPERIMENT),
+        manipulation=corpora_plan.manipulations(EXPERIMENT),
+        histories=corpora_plan.finetune_histories(EXPERIMENT),
     output:
         **table_outputs("corpus_pairs"),
     params:
-        section=corpora_plan.pairs_params(config),
+        section=corpora_plan.pairs_params(EXPERIMENT),
     log:
         log_path("corpus_pairs"),
     run:
@@ -145,13 +145,13 @@ rule corpus_pairs:
 
 rule corpus_dose:
     input:
-        heads=corpora_plan.heads(config),
-        finetune=corpora_plan.finetune_evals(config),
-        manipulation=corpora_plan.manipulations(config),
+        heads=corpora_plan.heads(EXPERIMENT),
+        finetune=corpora_plan.finetune_evals(EXPERIMENT),
+        manipulation=corpora_plan.manipulations(EXPERIMENT),
     output:
         **table_outputs("corpus_dose"),
     params:
-        section=corpora_plan.pairs_params(config),
+        section=corpora_plan.pairs_params(EXPERIMENT),
     log:
         log_path("corpus_dose"),
     run:
@@ -161,13 +161,13 @@ rule corpus_dose:
 
 rule corpus_dose_models:
     input:
-        heads=corpora_plan.heads(config),
-        finetune=corpora_plan.finetune_evals(config),
-        manipulation=corpora_plan.manipulations(config),
+        heads=corpora_plan.heads(EXPERIMENT),
+        finetune=corpora_plan.finetune_evals(EXPERIMENT),
+        manipulation=corpora_plan.manipulations(EXPERIMENT),
     output:
         **table_outputs("corpus_dose_models"),
     params:
-        section=corpora_plan.pairs_params(config),
+        section=corpora_plan.pairs_params(EXPERIMENT),
     log:
         log_path("corpus_dose_models"),
     run:

@@ -13,7 +13,7 @@ rule data:
     output:
         data_path("{encoding}", "{task}", "{bin}", "{seed}"),
     params:
-        section=lambda w: data_plan.data_params(config, w.encoding, w.task, w.bin, w.seed).as_config(),
+        section=lambda w: data_plan.data_params(EXPERIMENT, w.encoding, w.task, w.bin, w.seed).as_config(),
     log:
         log_path("data", "{encoding}/{task}/{bin}/seed{seed}"),
     # A script, not a `run:` block: Snakemake (9.27) fetches a cached output of a `run:` job before
@@ -28,7 +28,7 @@ rule theory_table:
     output:
         **table_outputs("theory"),
     params:
-        section={"tasks": config["tasks"]},
+        section={"tasks": EXPERIMENT["tasks"]},
     log:
         log_path("theory_table"),
     run:
@@ -37,11 +37,11 @@ rule theory_table:
 
 rule data_summary:
     input:
-        data_plan.data_files(config),
+        data_plan.data_files(EXPERIMENT),
     output:
         **table_outputs("data_summary"),
     params:
-        section=data_plan.tables_params(config),
+        section=data_plan.tables_params(EXPERIMENT),
     log:
         log_path("data_summary"),
     run:
@@ -52,11 +52,12 @@ rule theory_check:
     # Every task's C-RASP[pos] program on every example of the run and on strings ten times longer:
     # the run stops here when an expressible task's program gets one wrong.
     input:
-        data_plan.data_files(config),
+        data_plan.data_files(EXPERIMENT),
     output:
         **table_outputs("theory_check", caption_name="theory_check"),
     params:
-        section=data_plan.tables_params(config),
+        section=data_plan.tables_params(EXPERIMENT),
+        caption=caption_params("theory_check"),
     log:
         log_path("theory_check"),
     run:

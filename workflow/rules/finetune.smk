@@ -14,10 +14,10 @@ rule finetune_train:
         model=directory(f"{FINETUNE}/model"),
         history=f"{FINETUNE}/training.parquet",
     params:
-        section=lambda w: finetune_plan.train_params(config, w.model, w.task, w.protocol).as_config(),
+        section=lambda w: finetune_plan.train_params(EXPERIMENT, w.model, w.task, w.protocol).as_config(),
         checkpoint_dir=FINETUNE_CHECKPOINTS,
     resources:
-        **model_job_resources("finetune_train", lambda w: stage_model(config, "finetune", w.model)),
+        **model_job_resources("finetune_train", lambda w: stage_model(EXPERIMENT, "finetune", w.model)),
     log:
         log_path("finetune_train", "{model}/{protocol}/{task}/seed{seed}"),
     benchmark:
@@ -31,13 +31,13 @@ rule finetune_train:
 rule finetune_eval:
     input:
         model=f"{FINETUNE}/model",
-        data=lambda w: finetune_plan.eval_data(config, w.task, w.seed, w.protocol),
+        data=lambda w: finetune_plan.eval_data(EXPERIMENT, w.task, w.seed, w.protocol),
     output:
         f"{FINETUNE}/eval.parquet",
     params:
-        section=lambda w: finetune_plan.eval_params(config, w.task, w.protocol).as_config(),
+        section=lambda w: finetune_plan.eval_params(EXPERIMENT, w.task, w.protocol).as_config(),
     resources:
-        **model_job_resources("finetune_eval", lambda w: stage_model(config, "finetune", w.model)),
+        **model_job_resources("finetune_eval", lambda w: stage_model(EXPERIMENT, "finetune", w.model)),
     log:
         log_path("finetune_eval", "{model}/{protocol}/{task}/seed{seed}"),
     benchmark:
@@ -50,11 +50,11 @@ rule finetune_eval:
 
 rule finetune_table:
     input:
-        evals=finetune_plan.evals(config),
+        evals=finetune_plan.evals(EXPERIMENT),
     output:
         **table_outputs("finetune"),
     params:
-        section=finetune_plan.tables_params(config),
+        section=finetune_plan.tables_params(EXPERIMENT),
     log:
         log_path("finetune_table"),
     run:
@@ -64,12 +64,12 @@ rule finetune_table:
 
 rule finetune_pairs:
     input:
-        evals=finetune_plan.evals(config),
-        data=finetune_plan.eval_inputs(config),
+        evals=finetune_plan.evals(EXPERIMENT),
+        data=finetune_plan.eval_inputs(EXPERIMENT),
     output:
         **table_outputs("finetune_pairs"),
     params:
-        section=finetune_plan.tables_params(config),
+        section=finetune_plan.tables_params(EXPERIMENT),
     log:
         log_path("finetune_pairs"),
     run:
@@ -79,11 +79,11 @@ rule finetune_pairs:
 
 rule finetune_places:
     input:
-        evals=finetune_plan.evals(config),
+        evals=finetune_plan.evals(EXPERIMENT),
     output:
         **table_outputs("finetune_places"),
     params:
-        section=finetune_plan.tables_params(config),
+        section=finetune_plan.tables_params(EXPERIMENT),
     log:
         log_path("finetune_places"),
     run:
@@ -99,7 +99,7 @@ rule comparison_table:
     output:
         **table_outputs("comparison"),
     params:
-        section={"tasks": config["tasks"]},
+        section={"tasks": EXPERIMENT["tasks"]},
     log:
         log_path("comparison_table"),
     run:

@@ -9,15 +9,15 @@ from lengthgen.icl.table import write_icl_pairs, write_icl_table
 rule icl_predict:
     input:
         unpack(lambda w: model_inputs(w.model, stage="icl")),
-        data=lambda w: icl_plan.data_inputs(config, w.family, w.model),
+        data=lambda w: icl_plan.data_inputs(EXPERIMENT, w.family, w.model),
     output:
         ICL,
     params:
-        section=lambda w: icl_plan.predict_params(config, w.model, w.family).as_config(),
-        cache_dir=config["icl"]["cache"],
+        section=lambda w: icl_plan.predict_params(EXPERIMENT, w.model, w.family).as_config(),
+        cache_dir=EXPERIMENT["icl"]["cache"],
     resources:
         # A model larger than one GPU asks for the GPUs its registry entry names.
-        **model_job_resources("icl_predict", lambda w: stage_model(config, "icl", w.model)),
+        **model_job_resources("icl_predict", lambda w: stage_model(EXPERIMENT, "icl", w.model)),
     log:
         log_path("icl_predict", "{model}/{family}"),
     benchmark:
@@ -30,11 +30,11 @@ rule icl_predict:
 
 rule icl_pairs:
     input:
-        icl_plan.predictions(config),
+        icl_plan.predictions(EXPERIMENT),
     output:
         **table_outputs("icl_pairs"),
     params:
-        section=icl_plan.tables_params(config),
+        section=icl_plan.tables_params(EXPERIMENT),
     log:
         log_path("icl_pairs"),
     run:
@@ -43,12 +43,12 @@ rule icl_pairs:
 
 rule icl_table:
     input:
-        predictions=icl_plan.predictions(config),
+        predictions=icl_plan.predictions(EXPERIMENT),
         pairs=rules.icl_pairs.output.parquet,
     output:
         **table_outputs("icl"),
     params:
-        section=icl_plan.tables_params(config),
+        section=icl_plan.tables_params(EXPERIMENT),
     log:
         log_path("icl_table"),
     run:

@@ -13,9 +13,9 @@ rule mechanism:
         heads=f"{MECHANISM}/heads.parquet",
         patching=f"{MECHANISM}/patching.parquet",
     params:
-        section=lambda w: mechanism_plan.params(config, w.subject).as_config(),
+        section=lambda w: mechanism_plan.params(EXPERIMENT, w.subject).as_config(),
     resources:
-        **model_job_resources("mechanism", lambda w: mechanism_plan.registry_model(config, w.subject)),
+        **model_job_resources("mechanism", lambda w: mechanism_plan.registry_model(EXPERIMENT, w.subject)),
     log:
         log_path("mechanism", "{subject}"),
     benchmark:
@@ -28,12 +28,12 @@ rule mechanism:
 
 rule mechanism_pairs:
     input:
-        heads=mechanism_plan.outputs(config, "heads"),
-        patching=mechanism_plan.outputs(config, "patching"),
+        heads=mechanism_plan.outputs(EXPERIMENT, "heads"),
+        patching=mechanism_plan.outputs(EXPERIMENT, "patching"),
     output:
         **table_outputs("mechanism_pairs"),
     params:
-        section=mechanism_plan.tables_params(config),
+        section=mechanism_plan.tables_params(EXPERIMENT),
     log:
         log_path("mechanism_pairs"),
     run:
@@ -42,12 +42,12 @@ rule mechanism_pairs:
 
 rule heads_table:
     input:
-        heads=mechanism_plan.outputs(config, "heads"),
+        heads=mechanism_plan.outputs(EXPERIMENT, "heads"),
         pairs=rules.mechanism_pairs.output.parquet,
     output:
         **table_outputs("heads"),
     params:
-        section=mechanism_plan.tables_params(config),
+        section=mechanism_plan.tables_params(EXPERIMENT),
     log:
         log_path("heads_table"),
     run:
@@ -56,12 +56,12 @@ rule heads_table:
 
 rule patching_table:
     input:
-        patching=mechanism_plan.outputs(config, "patching"),
+        patching=mechanism_plan.outputs(EXPERIMENT, "patching"),
         pairs=rules.mechanism_pairs.output.parquet,
     output:
         **table_outputs("patching"),
     params:
-        section=mechanism_plan.tables_params(config),
+        section=mechanism_plan.tables_params(EXPERIMENT),
     log:
         log_path("patching_table"),
     run:

@@ -8,8 +8,8 @@ rule gguf_convert:
     output:
         directory(CONVERTED),
     params:
-        source=lambda w: config["models"][w.model]["gguf"],
-        dtype=lambda w: config["models"][w.model]["dtype"],
+        source=lambda w: EXPERIMENT["models"][w.model]["gguf"],
+        dtype=lambda w: EXPERIMENT["models"][w.model]["dtype"],
     resources:
         **model_job_resources("gguf_convert", lambda w: w.model),
     log:

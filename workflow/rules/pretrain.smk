@@ -11,7 +11,7 @@ rule pretrain:
         model=directory(f"{PRETRAIN}/model"),
         summary=f"{PRETRAIN}/summary.parquet",
     params:
-        section=lambda w: pretrain_section(config, w.architecture, w.corpus, w.seed).as_config(),
+        section=lambda w: pretrain_section(EXPERIMENT, w.architecture, w.corpus, w.seed).as_config(),
         checkpoint_dir=PRETRAIN_CHECKPOINTS,
     log:
         log_path("pretrain", "{corpus}/{architecture}/seed{seed}"),

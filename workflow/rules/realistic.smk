@@ -12,10 +12,10 @@ rule realistic_predict:
     output:
         REALISTIC,
     params:
-        section=lambda w: realistic_plan.params(config, w.model, w.realistic).as_config(),
-        cache_dir=config["icl"]["cache"],
+        section=lambda w: realistic_plan.params(EXPERIMENT, w.model, w.realistic).as_config(),
+        cache_dir=EXPERIMENT["icl"]["cache"],
     resources:
-        **model_job_resources("realistic_predict", lambda w: stage_model(config, "realistic", w.model)),
+        **model_job_resources("realistic_predict", lambda w: stage_model(EXPERIMENT, "realistic", w.model)),
     log:
         log_path("realistic_predict", "{model}/{realistic}"),
     benchmark:
@@ -28,11 +28,11 @@ rule realistic_predict:
 
 rule realistic_pairs:
     input:
-        realistic_plan.predictions(config),
+        realistic_plan.predictions(EXPERIMENT),
     output:
         **table_outputs("realistic_pairs"),
     params:
-        section=realistic_plan.pairs_params(config),
+        section=realistic_plan.pairs_params(EXPERIMENT),
     log:
         log_path("realistic_pairs"),
     run:
@@ -41,12 +41,12 @@ rule realistic_pairs:
 
 rule realistic_table:
     input:
-        predictions=realistic_plan.predictions(config),
+        predictions=realistic_plan.predictions(EXPERIMENT),
         pairs=rules.realistic_pairs.output.parquet,
     output:
         **table_outputs("realistic"),
     params:
-        section=realistic_plan.table_params(config),
+        section=realistic_plan.table_params(EXPERIMENT),
     log:
         log_path("realistic_table"),
     run:

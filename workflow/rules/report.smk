@@ -22,7 +22,7 @@ rule findings:
     output:
         **table_outputs("findings", caption_name="findings"),
     params:
-        section=tables_plan.findings_params(config),
+        section=tables_plan.findings_params(EXPERIMENT),
     log:
         log_path("findings"),
     run:
@@ -39,7 +39,7 @@ rule finetune_robustness:
     output:
         **table_outputs("finetune_robustness"),
     params:
-        section=finetune_plan.tables_params(config),
+        section=finetune_plan.tables_params(EXPERIMENT),
     log:
         log_path("finetune_robustness"),
     run:
@@ -56,11 +56,12 @@ for _figure in FIGURE_LIST:
         name:
             _figure.rule
         input:
-            unpack(lambda w, figure=_figure: figure.inputs(config, MODEL_PATHS)),
+            unpack(lambda w, figure=_figure: figure.inputs(EXPERIMENT, MODEL_PATHS)),
         output:
             **{key: figure_output(_figure, key, path) for key, path in _figure.outputs().items()},
         params:
-            **{key: (lambda w, value=value: value(config, MODEL_PATHS)) for key, value in _figure.params.items()},
+            **{key: (lambda w, value=value: value(EXPERIMENT, MODEL_PATHS)) for key, value in _figure.params.items()},
+            caption=caption_params(*_figure.images),
         log:
             log_path(_figure.rule),
         conda:

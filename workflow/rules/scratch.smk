@@ -10,9 +10,9 @@ rule scratch_train:
         model=directory(f"{SCRATCH}/model"),
         history=f"{SCRATCH}/training.parquet",
     params:
-        section=lambda w: scratch_plan.train_params(config, w.task, w.pe).as_config(),
+        section=lambda w: scratch_plan.train_params(EXPERIMENT, w.task, w.pe).as_config(),
         checkpoint_dir=SCRATCH_CHECKPOINTS,
-    priority: lambda w: scratch_plan.train_cost(config, w.task, w.pe)
+    priority: lambda w: scratch_plan.train_cost(EXPERIMENT, w.task, w.pe)
     log:
         log_path("scratch_train", "{task}/{pe}/seed{seed}"),
     benchmark:
@@ -26,7 +26,7 @@ rule scratch_train:
 # With scratch.stack: one job per (task and its mirror, PE) trains every seed of both as one stacked
 # run and writes exactly the files scratch_train would (scratch_train then makes none of them).
 STACK_RESOURCES, STACK_THREADS = profile_resources("scratch_train")
-for stack in scratch_plan.stacks(config):
+for stack in scratch_plan.stacks(EXPERIMENT):
     stack_tasks = "_".join(stack)
     stack_rule = f"scratch_stack_{stack_tasks}"
 
@@ -34,14 +34,14 @@ for stack in scratch_plan.stacks(config):
         name:
             stack_rule
         output:
-            [f(SCRATCH.format(task=task, pe="{pe}", seed=seed)) for task in stack for seed in config["seeds"]
+            [f(SCRATCH.format(task=task, pe="{pe}", seed=seed)) for task in stack for seed in EXPERIMENT["seeds"]
              for f in (lambda p: directory(f"{p}/model"), lambda p: f"{p}/training.parquet")],
         params:
-            members=lambda w, stack=stack: scratch_plan.stack_members(config, stack, w.pe),
+            members=lambda w, stack=stack: scratch_plan.stack_members(EXPERIMENT, stack, w.pe),
         threads: STACK_THREADS
         resources:
             **STACK_RESOURCES,
-        priority: lambda w, stack=stack: sum(scratch_plan.train_cost(config, t, w.pe) for t in stack)
+        priority: lambda w, stack=stack: sum(scratch_plan.train_cost(EXPERIMENT, t, w.pe) for t in stack)
         log:
             log_path("scratch_stack", f"{stack_tasks}/{{pe}}"),
         benchmark:
@@ -57,11 +57,11 @@ for stack in scratch_plan.stacks(config):
 rule scratch_eval:
     input:
         model=f"{SCRATCH}/model",
-        data=lambda w: scratch_plan.eval_data(config, w.task, w.seed),
+        data=lambda w: scratch_plan.eval_data(EXPERIMENT, w.task, w.seed),
     output:
         f"{SCRATCH}/eval.parquet",
     params:
-        section=lambda w: scratch_plan.eval_params(config, w.task).as_config(),
+        section=lambda w: scratch_plan.eval_params(EXPERIMENT, w.task).as_config(),
     log:
         log_path("scratch_eval", "{task}/{pe}/seed{seed}"),
     benchmark:
@@ -74,13 +74,13 @@ rule scratch_eval:
 
 rule scratch_table:
     input:
-        evals=scratch_plan.evals(config),
-        histories=scratch_plan.histories(config),
+        evals=scratch_plan.evals(EXPERIMENT),
+        histories=scratch_plan.histories(EXPERIMENT),
     output:
         **table_outputs("scratch"),
         by_length=f"{TABLES}/scratch_by_length.parquet",
     params:
-        section=scratch_plan.tables_params(config),
+        section=scratch_plan.tables_params(EXPERIMENT),
     log:
         log_path("scratch_table"),
     run:
@@ -90,12 +90,12 @@ rule scratch_table:
 
 rule scratch_pairs:
     input:
-        evals=scratch_plan.evals(config),
-        data=scratch_plan.eval_inputs(config),
+        evals=scratch_plan.evals(EXPERIMENT),
+        data=scratch_plan.eval_inputs(EXPERIMENT),
     output:
         **table_outputs("scratch_pairs"),
     params:
-        section=scratch_plan.tables_params(config),
+        section=scratch_plan.tables_params(EXPERIMENT),
     log:
         log_path("scratch_pairs"),
     run:
