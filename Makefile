@@ -29,11 +29,12 @@ run: setup
 report: run
 
 # Tests run in TEST_WORKERS processes, one test file each at a time (a file's workflow run, made once
-# by its fixture, serves all its tests); most of their time is job start-up, one core each.
+# by its fixture, serves all its tests), the longest files first (tests/conftest.py LONGEST_FIRST: xdist's
+# own order would start the files with the most tests first); most of their time is job start-up.
 TEST_WORKERS ?= 2
 test: setup
 	$(VENV)/bin/ruff check
-	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The unit tests alone (no workflow run, dry run or other process; a few minutes) for work in progress;
 # `make test` is the whole suite and what CI runs.
