@@ -161,6 +161,11 @@ def bootstrap_mean(values: Sequence[float], clusters: Sequence | None = None, re
     return (float(low), float(high))
 
 
+def outcomes(values: Sequence[bool]) -> np.ndarray:
+    """Per-example outcomes (any truthy values) as a boolean array, so counts are vector sums."""
+    return np.asarray(values, dtype=bool)
+
+
 def binomial_two_sided(k: int, n: int, p: float = 0.5) -> float:
     """Exact two-sided binomial test (scipy's: the outcomes at most as likely as k of n). At p = 1/2
     (McNemar's) the distribution is symmetric, so those outcomes are both tails beyond k: twice the
@@ -179,7 +184,7 @@ def mcnemar(first: Sequence[bool], second: Sequence[bool]) -> dict:
     side win more often than a fair coin would give? Returns the discordant counts and p."""
     if len(first) != len(second):
         raise ValueError(f"paired outcomes of different lengths: {len(first)} and {len(second)}")
-    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+    first, second = outcomes(first), outcomes(second)
     only_first, only_second = int((first & ~second).sum()), int((second & ~first).sum())
     return {"pairs": len(first), "only_first": only_first, "only_second": only_second,
             "p": binomial_two_sided(only_first, only_first + only_second)}
@@ -319,7 +324,7 @@ def difference_interval(first: Sequence[bool], second: Sequence[bool], paired: b
     n1, n2 = len(first), len(second)
     if n1 == 0 or n2 == 0:
         return (math.nan, math.nan)
-    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+    first, second = outcomes(first), outcomes(second)
     s1, s2 = int(first.sum()), int(second.sum())
     p1, p2 = s1 / n1, s2 / n2
     (l1, u1), (l2, u2) = wilson(s1, n1), wilson(s2, n2)
@@ -348,7 +353,7 @@ def binary_comparison(first: Sequence[bool], second: Sequence[bool], paired: boo
     if paired:
         return paired_comparison(first, second, True, above=above, below=below)
     n1, n2 = len(first), len(second)
-    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+    first, second = outcomes(first), outcomes(second)
     s1, s2 = int(first.sum()), int(second.sum())
     first_mean, second_mean = (s1 / n1 if n1 else math.nan), (s2 / n2 if n2 else math.nan)
     p = fisher_exact(s1, n1, s2, n2)
