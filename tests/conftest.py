@@ -16,7 +16,8 @@ def repo() -> Path:
 
 # What starts another process: the workflow runner (tests/snakemake_runner.py), the SLURM test cluster,
 # any subprocess. `make check` leaves these tests out (marker `workflow`); `make test` runs them all.
-PROCESS_STARTERS = frozenset({"snakemake", "planned_jobs", "planned_resources", "subprocess", "SlurmCluster"})
+PROCESS_STARTERS = frozenset({"snakemake", "planned_jobs", "planned_resources", "subprocess", "SlurmCluster",
+                              "run_script"})
 
 
 def _starts_processes(function, seen: set) -> bool:

@@ -21,7 +21,7 @@ ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 LAYERS = [
     ("foundation", ["lengthgen", "lengthgen.devices", "lengthgen.extensions", "lengthgen.theory", "lengthgen.stats",
                     "lengthgen.settings", "lengthgen.layout"]),
-    ("job set-up", ["lengthgen.runtime"]),
+    ("job set-up", ["lengthgen.runtime", "lengthgen.jobserver"]),
     ("records", ["lengthgen.records", "lengthgen.references"]),
     ("tasks", ["lengthgen.tasks"]),
     ("models", ["lengthgen.models"]),

@@ -61,8 +61,11 @@ def rule_directives() -> dict[str, dict]:
 
 def test_every_script_rule_names_the_environment_and_every_rule_logs():
     rules = rule_directives()
-    scripts = {name for name, r in rules.items() if r["script"]}
-    assert {"scratch_train", "scratch_eval", "icl_predict", "finetune_train", "pretrain"} <= scripts
+    # A workflow script runs as a `script:` (the cached rules) or, forked from the run's warm
+    # process, from a `run:` block (lengthgen.jobserver): both name the environment.
+    scripts = {name for name, r in rules.items() if r["script"] or (r["run"] and r["conda"])}
+    assert {"scratch_train", "scratch_eval", "icl_predict", "finetune_train", "pretrain", "data"} <= scripts
+    assert {"data", "pretrain"} == {name for name, r in rules.items() if r["script"]}
     for name in scripts:
         assert Path(rules[name]["conda"]).name == ENV_FILE.name, name
     assert all(r["log"] for name, r in rules.items() if name != "all"), [n for n, r in rules.items() if not r["log"]]

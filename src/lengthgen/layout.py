@@ -36,7 +36,8 @@ def log_path(rule: str, pattern: str = "") -> str:
 
 
 def benchmark_path(rule: str, pattern: str = "") -> str:
-    """Run time and memory of one job, measured by Snakemake (`lengthgen runtimes` sums them)."""
+    """Run time and memory of one job, in Snakemake's benchmark format, written by the job itself
+    (lengthgen.jobserver); `lengthgen runtimes` sums them."""
     return f"{BENCHMARKS}/{rule}/{pattern or 'all'}.tsv"
 
 

@@ -30,6 +30,7 @@ from lengthgen.layout import (CONVERTED, CORPUS_FINETUNE, CORPUS_ICL, CORPUS_MAN
                                   SCRATCH_CHECKPOINTS, TABLES, benchmark_path,
                                   data_path, log_path, table_path)
 from lengthgen.records.provenance import Provenance
+from lengthgen.jobserver import ScriptJob, run_script
 from lengthgen.runtime import run_writer
 from lengthgen.pretrain.variants import CORPORA
 from lengthgen.settings import CorpusStatisticsSettings
@@ -181,6 +182,19 @@ def mechanism_inputs(wildcards):
     """The model the job analyses: a registry model's files, or the directory a stage trained."""
     trained = mechanism_plan.trained_model(EXPERIMENT, wildcards.subject)
     return {"model": trained} if trained else model_inputs(mechanism_plan.registry_model(EXPERIMENT, wildcards.subject))
+
+
+SCRIPTS = Path(workflow.basedir) / "scripts"
+
+
+def script_job(script, job, benchmark):
+    """The body of every script rule's `run:` block (called with its `locals()`): the script runs
+    in a fork of this run's warm process (lengthgen.jobserver), which writes its benchmark file."""
+    job_files = {name: job[name]._plainstrings() for name in ("input", "output", "log")}
+    run_script(SCRIPTS / script, ScriptJob(rule=job["rule"], params=job["params"], wildcards=job["wildcards"],
+                                           threads=job["threads"], scriptdir=str(SCRIPTS),
+                                           resources={"tmpdir": job["resources"].get("tmpdir")}, **job_files),
+               benchmark and benchmark.format(**job["wildcards"]), job.get("conda_env"))
 
 
 def profile_resources(rule):

@@ -23,12 +23,10 @@ rule corpus_manipulation:
         **model_job_resources("mechanism", lambda w: w.model),
     log:
         log_path("corpus_manipulation", "{model}"),
-    benchmark:
-        benchmark_path("corpus_manipulation", "{model}")
     conda:
         ENV
-    script:
-        "../scripts/corpus_manipulation.py"
+    run:
+        script_job("corpus_manipulation.py", locals(), benchmark_path("corpus_manipulation", "{model}"))
 
 
 rule corpus_mechanism:
@@ -43,12 +41,10 @@ rule corpus_mechanism:
         **model_job_resources("mechanism", lambda w: w.model),
     log:
         log_path("corpus_mechanism", "{model}"),
-    benchmark:
-        benchmark_path("corpus_mechanism", "{model}")
     conda:
         ENV
-    script:
-        "../scripts/mechanism.py"
+    run:
+        script_job("mechanism.py", locals(), benchmark_path("corpus_mechanism", "{model}"))
 
 
 rule corpus_icl:
@@ -64,12 +60,10 @@ rule corpus_icl:
         **model_job_resources("icl_predict", lambda w: w.model),
     log:
         log_path("corpus_icl", "{model}/{family}"),
-    benchmark:
-        benchmark_path("corpus_icl", "{model}/{family}")
     conda:
         ENV
-    script:
-        "../scripts/icl_predict.py"
+    run:
+        script_job("icl_predict.py", locals(), benchmark_path("corpus_icl", "{model}/{family}"))
 
 
 rule corpus_finetune_train:
@@ -85,12 +79,10 @@ rule corpus_finetune_train:
         **model_job_resources("finetune_train", lambda w: w.model),
     log:
         log_path("corpus_finetune_train", "{model}/{task}/seed{seed}"),
-    benchmark:
-        benchmark_path("corpus_finetune_train", "{model}/{task}/seed{seed}")
     conda:
         ENV
-    script:
-        "../scripts/finetune_train.py"
+    run:
+        script_job("finetune_train.py", locals(), benchmark_path("corpus_finetune_train", "{model}/{task}/seed{seed}"))
 
 
 rule corpus_finetune_eval:
@@ -105,12 +97,10 @@ rule corpus_finetune_eval:
         **model_job_resources("finetune_eval", lambda w: w.model),
     log:
         log_path("corpus_finetune_eval", "{model}/{task}/seed{seed}"),
-    benchmark:
-        benchmark_path("corpus_finetune_eval", "{model}/{task}/seed{seed}")
     conda:
         ENV
-    script:
-        "../scripts/finetune_eval.py"
+    run:
+        script_job("finetune_eval.py", locals(), benchmark_path("corpus_finetune_eval", "{model}/{task}/seed{seed}"))
 
 
 rule corpus_statistics:

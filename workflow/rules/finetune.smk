@@ -20,12 +20,10 @@ rule finetune_train:
         **model_job_resources("finetune_train", lambda w: stage_model(EXPERIMENT, "finetune", w.model)),
     log:
         log_path("finetune_train", "{model}/{protocol}/{task}/seed{seed}"),
-    benchmark:
-        benchmark_path("finetune_train", "{model}/{protocol}/{task}/seed{seed}")
     conda:
         ENV
-    script:
-        "../scripts/finetune_train.py"
+    run:
+        script_job("finetune_train.py", locals(), benchmark_path("finetune_train", "{model}/{protocol}/{task}/seed{seed}"))
 
 
 rule finetune_eval:
@@ -40,12 +38,10 @@ rule finetune_eval:
         **model_job_resources("finetune_eval", lambda w: stage_model(EXPERIMENT, "finetune", w.model)),
     log:
         log_path("finetune_eval", "{model}/{protocol}/{task}/seed{seed}"),
-    benchmark:
-        benchmark_path("finetune_eval", "{model}/{protocol}/{task}/seed{seed}")
     conda:
         ENV
-    script:
-        "../scripts/finetune_eval.py"
+    run:
+        script_job("finetune_eval.py", locals(), benchmark_path("finetune_eval", "{model}/{protocol}/{task}/seed{seed}"))
 
 
 rule finetune_table:

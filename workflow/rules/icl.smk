@@ -20,12 +20,10 @@ rule icl_predict:
         **model_job_resources("icl_predict", lambda w: stage_model(EXPERIMENT, "icl", w.model)),
     log:
         log_path("icl_predict", "{model}/{family}"),
-    benchmark:
-        benchmark_path("icl_predict", "{model}/{family}")
     conda:
         ENV
-    script:
-        "../scripts/icl_predict.py"
+    run:
+        script_job("icl_predict.py", locals(), benchmark_path("icl_predict", "{model}/{family}"))
 
 
 rule icl_pairs:

@@ -18,12 +18,10 @@ rule mechanism:
         **model_job_resources("mechanism", lambda w: mechanism_plan.registry_model(EXPERIMENT, w.subject)),
     log:
         log_path("mechanism", "{subject}"),
-    benchmark:
-        benchmark_path("mechanism", "{subject}")
     conda:
         ENV
-    script:
-        "../scripts/mechanism.py"
+    run:
+        script_job("mechanism.py", locals(), benchmark_path("mechanism", "{subject}"))
 
 
 rule mechanism_pairs:

@@ -14,9 +14,7 @@ rule gguf_convert:
         **model_job_resources("gguf_convert", lambda w: w.model),
     log:
         log_path("gguf_convert", "{model}"),
-    benchmark:
-        benchmark_path("gguf_convert", "{model}")
     conda:
         ENV
-    script:
-        "../scripts/gguf_convert.py"
+    run:
+        script_job("gguf_convert.py", locals(), benchmark_path("gguf_convert", "{model}"))

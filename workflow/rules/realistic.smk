@@ -18,12 +18,10 @@ rule realistic_predict:
         **model_job_resources("realistic_predict", lambda w: stage_model(EXPERIMENT, "realistic", w.model)),
     log:
         log_path("realistic_predict", "{model}/{realistic}"),
-    benchmark:
-        benchmark_path("realistic_predict", "{model}/{realistic}")
     conda:
         ENV
-    script:
-        "../scripts/realistic_predict.py"
+    run:
+        script_job("realistic_predict.py", locals(), benchmark_path("realistic_predict", "{model}/{realistic}"))
 
 
 rule realistic_pairs:

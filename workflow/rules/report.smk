@@ -66,8 +66,8 @@ for _figure in FIGURE_LIST:
             log_path(_figure.rule),
         conda:
             ENV
-        script:
-            "../scripts/figures.py"
+        run:
+            script_job("figures.py", locals(), None)
 
 
 rule tables_index:

@@ -15,12 +15,10 @@ rule scratch_train:
     priority: lambda w: scratch_plan.train_cost(EXPERIMENT, w.task, w.pe)
     log:
         log_path("scratch_train", "{task}/{pe}/seed{seed}"),
-    benchmark:
-        benchmark_path("scratch_train", "{task}/{pe}/seed{seed}")
     conda:
         ENV
-    script:
-        "../scripts/scratch_train.py"
+    run:
+        script_job("scratch_train.py", locals(), benchmark_path("scratch_train", "{task}/{pe}/seed{seed}"))
 
 
 # With scratch.stack: one job per (task and its mirror, PE) trains every seed of both as one stacked
@@ -44,12 +42,10 @@ for stack in scratch_plan.stacks(EXPERIMENT):
         priority: lambda w, stack=stack: sum(scratch_plan.train_cost(EXPERIMENT, t, w.pe) for t in stack)
         log:
             log_path("scratch_stack", f"{stack_tasks}/{{pe}}"),
-        benchmark:
-            benchmark_path("scratch_stack", f"{stack_tasks}/{{pe}}")
         conda:
             ENV
-        script:
-            "../scripts/scratch_train_stack.py"
+        run:
+            script_job("scratch_train_stack.py", locals(), benchmark_path("scratch_stack", f"{stack_tasks}/{{pe}}"))
 
     workflow.ruleorder(stack_rule, "scratch_train")
 
@@ -64,12 +60,10 @@ rule scratch_eval:
         section=lambda w: scratch_plan.eval_params(EXPERIMENT, w.task).as_config(),
     log:
         log_path("scratch_eval", "{task}/{pe}/seed{seed}"),
-    benchmark:
-        benchmark_path("scratch_eval", "{task}/{pe}/seed{seed}")
     conda:
         ENV
-    script:
-        "../scripts/scratch_eval.py"
+    run:
+        script_job("scratch_eval.py", locals(), benchmark_path("scratch_eval", "{task}/{pe}/seed{seed}"))
 
 
 rule scratch_table:
