@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,8 @@ def test_the_conda_environment_installs_this_package():
 
 
 def rule_directives() -> dict[str, dict]:
-    """Per rule of the workflow: whether it runs a script and which conda environment it names."""
+    """Per rule of the workflow: whether it runs a script, which conda environment it names, its
+    outputs' report captions and the settings its params hand them."""
     code = ("import json, sys; from pathlib import Path; from snakemake.api import SnakemakeApi; "
             "from snakemake.settings.types import ConfigSettings, ResourceSettings\n"
             "with SnakemakeApi() as api:\n"
@@ -52,7 +54,9 @@ def rule_directives() -> dict[str, dict]:
             "resource_settings=ResourceSettings(), config_settings=ConfigSettings())\n"
             "    rules = wf._workflow.rules\n"
             "    print(json.dumps({r.name: {'script': bool(r.script), 'run': r.is_run, "
-            "'conda': str(r.conda_env) if r.conda_env else None, 'log': bool(r.log)} for r in rules}))")
+            "'conda': str(r.conda_env) if r.conda_env else None, 'log': bool(r.log), "
+            "'captions': sorted({str(f.flags['report'].caption) for f in r.output if 'report' in f.flags}), "
+            "'caption_keys': sorted(r.params.get('caption', {}))} for r in rules}))")
     run = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     import json
@@ -69,6 +73,19 @@ def test_every_script_rule_names_the_environment_and_every_rule_logs():
     for name in scripts:
         assert Path(rules[name]["conda"]).name == ENV_FILE.name, name
     assert all(r["log"] for name, r in rules.items() if name != "all"), [n for n, r in rules.items() if not r["log"]]
+
+
+def test_every_setting_a_caption_shows_is_in_its_rules_params():
+    """A report caption shows a setting as `snakemake.params.caption["KEY"]`: its rule must hand it
+    that key (`caption=caption_params(...)`), or the report fails on a run that made the file."""
+    shown_by_rule = {}
+    for name, rule in rule_directives().items():
+        shown = {key for caption in rule["captions"]
+                 for key in re.findall(r'snakemake\.params\.caption\["([\w.]+)"\]', Path(caption).read_text())}
+        assert shown <= set(rule["caption_keys"]), (name, sorted(shown - set(rule["caption_keys"])))
+        shown_by_rule[name] = shown
+    assert shown_by_rule["theory_check"] == {"seeds"}  # a table's own caption
+    assert shown_by_rule["figure_icl"] >= {"icl.models", "icl.shots"}
 
 
 @pytest.mark.slow
