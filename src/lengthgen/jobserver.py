@@ -27,7 +27,7 @@ from pathlib import Path
 
 # What the fork server imports once: the imports a model job pays for before its work. Names
 # only (nothing is run in the server: no torch thread pool exists when it forks).
-PRELOAD = ("torch", "transformers", "transformers.modeling_utils", "lengthgen.runtime")
+PRELOAD = ("torch", "transformers.modeling_utils", "lengthgen.runtime")
 
 # The variables Snakemake sets for a shell or script job from its threads (snakemake.shell).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -95,8 +95,8 @@ def _run_in_environment(script: str, job: ScriptJob, benchmark: str | None, cond
     with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
         pickle.dump((script, job, benchmark), handle)
     try:
-        command = f"conda run --prefix {conda_env} python -m lengthgen.jobserver {handle.name}"
-        return subprocess.run(command, shell=True).returncode
+        command = ["conda", "run", "--prefix", conda_env, "python", "-m", "lengthgen.jobserver", handle.name]
+        return subprocess.run(command).returncode
     finally:
         os.unlink(handle.name)
 
